@@ -1,0 +1,380 @@
+// LAB 04 in C++: one head of causal self-attention, built step by step with LibTorch.
+//
+// What this file is for:
+//  - to walk through self-attention in seven printed steps, in the order a
+//    transformer runs them: queries, keys and values; scores; the causal mask;
+//    softmax; the weighted sum of values; and two checks that it all worked;
+//  - to print, for the same seed and sizes, exactly what the course's Python lab
+//    prints (LibTorch draws the same random numbers as PyTorch);
+//  - to be edited: change a step, rebuild, and watch what the numbers do. The
+//    options below also switch off the mask or the scale, print every
+//    intermediate tensor and draw the weights as a heatmap.
+//
+// The main() function at the bottom is the lesson, STEP 1 to STEP 7. Everything
+// above it is machinery: settings, option parsing and printing.
+//
+// Build and run:  cmake -S . -B build && cmake --build build -j2 && build/lab04_attention
+// All options:    build/lab04_attention --help
+
+#include <getopt.h>                   // getopt_long: the C library's option parser
+#include <torch/nn/modules/linear.h>  // torch::nn::Linear (and the tensor API)
+#include <torch/utils.h>              // torch::manual_seed, torch::NoGradGuard
+#include <unistd.h>                   // isatty
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+// ---------------------------------------------------------------------------
+// Settings. The defaults are the Python lab's constants.
+
+struct Options {
+  int64_t seed = 3;      // torch::manual_seed: the same seed draws the same numbers
+  int64_t tokens = 4;    // T: sequence length
+  int64_t embed = 6;     // C: embedding size of each token
+  int64_t head = 6;      // HEAD: size of each query, key and value vector
+  int64_t digits = 2;    // decimals of every printed number
+  bool mask = true;      // STEP 4, the causal mask (--no-mask turns it off)
+  bool scale = true;     // the 1/sqrt(HEAD) of STEP 3 (--no-scale turns it off)
+  bool verbose = false;  // also print every intermediate tensor
+  bool heatmap = false;  // also draw the weights as shaded cells
+  bool help = false;     // print the usage and stop
+};
+
+constexpr int64_t kMaxSize = 4096;     // largest --tokens, --embed and --head
+constexpr int64_t kMaxDigits = 9;      // 9 decimals show every bit of a float32 weight
+constexpr int64_t kShowAll = 16;       // a matrix with more rows or columns is condensed...
+constexpr int64_t kShowEnds = 8;       // ...to its first and last 8 of them
+constexpr double kCausalLimit = 1e-9;  // largest weight allowed on a future token
+
+// ---------------------------------------------------------------------------
+// Option parsing: getopt_long walks the arguments, std::from_chars reads numbers.
+// parse_options never prints, exits or throws; main decides what happens next.
+
+struct ParseResult {
+  Options options;
+  std::string error;  // one line; empty when the arguments were accepted
+};
+
+enum LongOnlyOption { kSeed = 256, kHead, kDigits, kNoMask, kNoScale, kVerbose, kHeatmap };
+
+const option kLongOptions[] = {
+    {"seed", required_argument, nullptr, kSeed},
+    {"tokens", required_argument, nullptr, 'T'},
+    {"embed", required_argument, nullptr, 'C'},
+    {"head", required_argument, nullptr, kHead},
+    {"digits", required_argument, nullptr, kDigits},
+    {"no-mask", no_argument, nullptr, kNoMask},
+    {"no-scale", no_argument, nullptr, kNoScale},
+    {"verbose", no_argument, nullptr, kVerbose},
+    {"heatmap", no_argument, nullptr, kHeatmap},
+    {"help", no_argument, nullptr, 'h'},
+    {nullptr, 0, nullptr, 0},
+};
+
+// How an option is written in messages: "--seed", or "-T/--tokens" where it has a short form.
+std::string option_name(int id) {
+  for (const option* o = kLongOptions; o->name != nullptr; ++o) {
+    if (o->val == id) return (id < 256 ? std::string("-") + char(id) + "/--" : "--") + o->name;
+  }
+  return "-" + std::string(1, char(id));
+}
+
+// The smallest and largest value of each numeric option.
+struct Range {
+  int64_t min, max;
+};
+Range range_of(int id) {
+  switch (id) {
+    case kSeed: return {0, std::numeric_limits<int64_t>::max()};
+    case kDigits: return {0, kMaxDigits};
+    default: return {1, kMaxSize};  // --tokens, --embed, --head
+  }
+}
+
+std::string accepts(int id) {
+  const Range r = range_of(id);
+  return "an integer from " + std::to_string(r.min) + " to " + std::to_string(r.max);
+}
+
+// A user's text, made safe to quote on one line: unprintable bytes as \xHH, long text cut.
+std::string quoted(const char* text) {
+  std::string q = "'";
+  for (size_t i = 0; text[i] != '\0'; ++i) {
+    if (i == 40) return q + "...'";
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    q += (c >= 0x20 && c < 0x7f) ? std::string(1, char(c)) : std::string(hex);
+  }
+  return q + "'";
+}
+
+// Strict: the whole text is one decimal integer, no sign '+', no spaces, no overflow.
+bool parse_integer(const char* text, Range range, int64_t& value) {
+  const char* end = text + std::strlen(text);
+  const auto [stop, error] = std::from_chars(text, end, value);
+  return error == std::errc() && stop == end && value >= range.min && value <= range.max;
+}
+
+ParseResult parse_options(int argc, char** argv) {
+  ParseResult r;
+  Options& o = r.options;
+  optind = 0;  // 0, not 1: glibc then starts a fresh scan, so this can be called again
+  opterr = 0;  // getopt prints nothing; the messages are made here
+  // ':' first: a missing value is reported as ':' rather than '?'
+  for (int id; (id = getopt_long(argc, argv, ":hT:C:", kLongOptions, nullptr)) != -1;) {
+    int64_t* number = nullptr;
+    switch (id) {
+      case kSeed: number = &o.seed; break;
+      case 'T': number = &o.tokens; break;
+      case 'C': number = &o.embed; break;
+      case kHead: number = &o.head; break;
+      case kDigits: number = &o.digits; break;
+      case kNoMask: o.mask = false; break;
+      case kNoScale: o.scale = false; break;
+      case kVerbose: o.verbose = true; break;
+      case kHeatmap: o.heatmap = true; break;
+      case 'h': o.help = true; return r;
+      case ':': r.error = option_name(optopt) + " needs a value: " + accepts(optopt); return r;
+      default:  // '?': an unknown option, or a value given to one that takes none
+        if (optopt >= 256)
+          r.error = option_name(optopt) + " takes no value";
+        else if (optopt != 0)
+          r.error = "unknown option " + quoted(("-" + std::string(1, char(optopt))).c_str());
+        else
+          r.error = "unknown option " + quoted(argv[optind - 1]);
+        r.error += " (see --help)";
+        return r;
+    }
+    if (number != nullptr && !parse_integer(optarg, range_of(id), *number)) {
+      r.error = option_name(id) + " takes " + accepts(id) + ", not " + quoted(optarg);
+      return r;
+    }
+  }
+  if (optind < argc)
+    r.error =
+        "unexpected argument " + quoted(argv[optind]) + ": the lab takes only options (see --help)";
+  return r;
+}
+
+void print_usage() {
+  std::printf(
+      "usage: lab04_attention [options]\n"
+      "One head of causal self-attention in seven steps, as in the Python lab.\n"
+      "\n"
+      "  --seed N         random seed (default 3; 0 to 2^63-1)\n"
+      "  -T, --tokens N   tokens in the sequence, T (default 4; 1 to %lld)\n"
+      "  -C, --embed N    embedding size of a token, C (default 6; 1 to %lld)\n"
+      "  --head N         size of a query, key and value, HEAD (default 6; 1 to %lld)\n"
+      "  --digits N       decimals of printed numbers (default 2; 0 to %lld)\n"
+      "  --no-mask        experiment: skip the causal mask of STEP 4 (the lab then fails)\n"
+      "  --no-scale       experiment: do not scale the scores by 1/sqrt(HEAD)\n"
+      "  --verbose        also print x, q, k, v, the scores, and the output\n"
+      "  --heatmap        also draw the weights as shaded cells (colour on a terminal,\n"
+      "                   unless NO_COLOR is set)\n"
+      "  -h, --help       print this help and exit\n"
+      "\n"
+      "Matrices with more than %lld rows or columns show only their first and last %lld.\n"
+      "Exit status: 0 both checks of STEP 7 hold, 1 a check failed, 2 bad options,\n"
+      "3 LibTorch raised an error.\n",
+      (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxDigits,
+      (long long)kShowAll, (long long)kShowEnds);
+}
+
+// ---------------------------------------------------------------------------
+// Printing.
+
+// The rows (or columns) of n that are printed: all of them up to kShowAll, otherwise the
+// first and last kShowEnds with a -1 standing for the ones left out.
+std::vector<int64_t> shown(int64_t n) {
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < n; ++i) {
+    if (n > kShowAll && i == kShowEnds) {
+      idx.push_back(-1);
+      i = n - kShowEnds;
+    }
+    idx.push_back(i);
+  }
+  return idx;
+}
+
+// Prints a (rows, cols) float tensor as the Python lab prints its weights:
+// one "t<i>: [a, b, ...]" line a row, every number with "%.<digits>f".
+void print_rows(const torch::Tensor& m, int64_t digits, const char* indent) {
+  const torch::Tensor t = m.contiguous();
+  const float* data = t.data_ptr<float>();
+  const int64_t rows = t.size(0), cols = t.size(1);
+  for (int64_t i : shown(rows)) {
+    if (i < 0) {
+      std::printf("%s... %lld rows not shown ...\n", indent, (long long)(rows - 2 * kShowEnds));
+      continue;
+    }
+    std::printf("%st%lld: [", indent, (long long)i);
+    const char* sep = "";
+    for (int64_t j : shown(cols)) {
+      if (j < 0)
+        std::printf("%s...", sep);
+      else
+        std::printf("%s%.*f", sep, int(digits), double(data[i * cols + j]));
+      sep = ", ";
+    }
+    std::printf("]\n");
+  }
+}
+
+// With --verbose: an intermediate tensor, its name and its shape.
+void peek(const Options& opt, const char* name, const torch::Tensor& t) {
+  if (!opt.verbose) return;
+  std::printf("    %s, shape (%lld, %lld):\n", name, (long long)t.size(0), (long long)t.size(1));
+  print_rows(t, opt.digits, "      ");
+}
+
+// With --heatmap: the weights as cells shaded by size, two characters a cell.
+void print_heatmap(const torch::Tensor& weights) {
+  static const char* kShade[] = {"··", "░░", "▒▒", "▓▓", "██"};  // 0, <.25, <.5, <.75, rest
+  static const int kColour[] = {240, 229, 221, 208, 196};        // 256-colour ANSI codes
+  const char* no_colour = std::getenv("NO_COLOR");
+  const bool colour = isatty(STDOUT_FILENO) && (no_colour == nullptr || *no_colour == '\0');
+  const torch::Tensor t = weights.contiguous();
+  const float* data = t.data_ptr<float>();
+  const int64_t n = t.size(0);
+  std::printf("\n  heatmap of the weights (row = token, column = token it attends to):\n");
+  for (int64_t i : shown(n)) {
+    if (i < 0) {
+      std::printf("   ...\n");
+      continue;
+    }
+    std::printf("  t%-4lld", (long long)i);
+    for (int64_t j : shown(n)) {
+      if (j < 0) {
+        std::printf(" ... ");
+        continue;
+      }
+      const float w = data[i * n + j];
+      const int level = w == 0.0f ? 0 : w < 0.25f ? 1 : w < 0.5f ? 2 : w < 0.75f ? 3 : 4;
+      if (colour)
+        std::printf("\033[38;5;%dm%s\033[0m", kColour[level], kShade[level]);
+      else
+        std::printf("%s", kShade[level]);
+    }
+    std::printf("\n");
+  }
+  std::printf(
+      "  legend: %s exactly 0   %s below 0.25   %s below 0.50   %s below 0.75   %s 0.75 or more\n",
+      kShade[0], kShade[1], kShade[2], kShade[3], kShade[4]);
+}
+
+// ---------------------------------------------------------------------------
+// The lab.
+
+#ifndef LAB04_NO_MAIN
+int main(int argc, char** argv) try {
+  const ParseResult parsed = parse_options(argc, argv);
+  if (!parsed.error.empty()) {
+    std::fprintf(stderr, "lab04_attention: %s\n", parsed.error.c_str());
+    return 2;
+  }
+  const Options& opt = parsed.options;
+  if (opt.help) {
+    print_usage();
+    return 0;
+  }
+  const int64_t T = opt.tokens, C = opt.embed, HEAD = opt.head;
+
+  // Nothing here is trained, so no gradients: autograd would only keep every
+  // intermediate tensor alive.
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(opt.seed);  // same seed, same random numbers as the Python lab
+
+  // STEP 1: the input. T tokens, each one a vector of C numbers. In a real model
+  // these come from an embedding table; here they are random.
+  torch::Tensor x = torch::randn({T, C});  // (T, C)
+  std::printf("STEP 1: input x is %lld tokens x %lld dims\n", (long long)T, (long long)C);
+  peek(opt, "x", x);
+
+  // STEP 2: three learned linear maps, without bias, give every token
+  //   a query: what it is looking for,
+  //   a key:   what it offers to the others,
+  //   a value: what it hands over when it is chosen.
+  // They are created key, query, value: the order in which the Python lab draws
+  // their random weights, so both labs start from the same numbers.
+  torch::nn::Linear key(torch::nn::LinearOptions(C, HEAD).bias(false));
+  torch::nn::Linear query(torch::nn::LinearOptions(C, HEAD).bias(false));
+  torch::nn::Linear value(torch::nn::LinearOptions(C, HEAD).bias(false));
+  torch::Tensor q = query(x);  // (T, C) @ (C, HEAD) -> (T, HEAD)
+  torch::Tensor k = key(x);    // (T, C) @ (C, HEAD) -> (T, HEAD)
+  torch::Tensor v = value(x);  // (T, C) @ (C, HEAD) -> (T, HEAD)
+  std::printf("STEP 2: projected x into query, key, value (each %lldx%lld)\n", (long long)T,
+              (long long)HEAD);
+  peek(opt, "q", q);
+  peek(opt, "k", k);
+  peek(opt, "v", v);
+
+  // STEP 3: scores. Row i, column j says how well the query of token i matches the
+  // key of token j. A dot product of HEAD terms grows like sqrt(HEAD), so the
+  // scores are scaled down by 1/sqrt(HEAD); unscaled, softmax turns nearly one-hot.
+  torch::Tensor scores = q.matmul(k.transpose(-2, -1));       // (T, HEAD) @ (HEAD, T) -> (T, T)
+  if (opt.scale) scores.mul_(1.0 / std::sqrt(double(HEAD)));  // (T, T)
+  peek(opt, "scores before the mask", scores);
+
+  // STEP 4: the causal mask. Token i may look at tokens 0..i only, never ahead.
+  // tril keeps the lower triangle (true on and below the diagonal); every score
+  // above it becomes -inf, which softmax turns into a weight of exactly 0.
+  const torch::Tensor tril = torch::ones({T, T}, torch::kBool).tril();  // (T, T)
+  if (opt.mask) scores.masked_fill_(tril.logical_not(), -INFINITY);     // (T, T)
+  peek(opt, "scores after the mask", scores);
+
+  // STEP 5: softmax along each row turns scores into weights that are positive
+  // and add up to 1: row i is how token i shares its attention.
+  torch::Tensor weights = torch::softmax(scores, /*dim=*/-1);  // (T, T)
+  std::printf(
+      "\nSTEP 3-5: attention weights (row i = how much token i attends to each earlier token)\n");
+  print_rows(weights, opt.digits, "  ");
+  if (opt.heatmap) print_heatmap(weights);
+
+  // STEP 6: the output. Each token gets the weighted sum of the values it attends
+  // to: a new vector that carries context from earlier tokens.
+  torch::Tensor out = weights.matmul(v);  // (T, T) @ (T, HEAD) -> (T, HEAD)
+  std::printf("\nSTEP 6: output is %lldx%lld (a context-aware vector per token)\n",
+              (long long)out.size(0), (long long)out.size(1));
+  peek(opt, "out", out);
+
+  // STEP 7: two facts that hold for any correct attention head, checked as the
+  // Python lab checks them:
+  //   (a) each row of weights is a distribution: it sums to 1;
+  //   (b) the mask held: no weight above the diagonal, on a future token.
+  const bool sums_ok =
+      torch::allclose(weights.sum(-1), torch::ones({T}), /*rtol=*/1e-5, /*atol=*/1e-6);
+  const torch::Tensor upper = weights * tril.logical_not();  // (T, T): only the future
+  const bool causal_ok = upper.abs().max().item<double>() < kCausalLimit;
+  std::printf("\nSTEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s\n",
+              sums_ok ? "YES" : "NO", causal_ok ? "YES" : "NO");
+  if (!sums_ok || !causal_ok) {
+    std::fflush(stdout);
+    std::fprintf(
+        stderr, "lab04_attention: %s\n",
+        !sums_ok && !causal_ok ? "both checks failed: rows of weights do not sum to 1, and tokens "
+                                 "attend to later tokens"
+        : !sums_ok
+            ? "check (a) failed: a row of weights does not sum to 1, so it is not a distribution"
+            : "check (b) failed: a token puts weight on a later token, so it sees the future");
+    return 1;
+  }
+  std::printf(
+      "\nYou just computed self-attention with real torch tensors. Next: run several heads.\n");
+  return 0;
+} catch (const std::exception& e) {
+  // LibTorch reports errors (out of memory, say) as exceptions; print the first line.
+  const std::string what = e.what();
+  std::fprintf(stderr, "lab04_attention: LibTorch error: %s\n",
+               what.substr(0, what.find('\n')).c_str());
+  return 3;
+}
+#endif  // LAB04_NO_MAIN

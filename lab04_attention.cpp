@@ -16,10 +16,12 @@
 // Build and run:  cmake -S . -B build && cmake --build build -j2 && build/lab04_attention
 // All options:    build/lab04_attention --help
 
-#include <getopt.h>                   // getopt_long: the C library's option parser
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (and the tensor API)
 #include <torch/utils.h>              // torch::manual_seed, torch::NoGradGuard
-#include <unistd.h>                   // isatty
+
+#include <dlfcn.h>   // dlsym, to reach OpenBLAS's thread setting
+#include <getopt.h>  // getopt_long: the C library's option parser
+#include <unistd.h>  // isatty
 
 #include <charconv>
 #include <cmath>
@@ -272,6 +274,18 @@ void print_heatmap(const torch::Tensor& weights) {
 }
 
 // ---------------------------------------------------------------------------
+// Same bits on every run. A BLAS that multiplies large matrices on several threads may
+// split a product by thread count and round the last bit differently, so the lab keeps
+// every matrix product on one thread: on OpenBLAS (Debian's) through its own setting, on
+// MKL and OpenMP through LibTorch's. The lab is small; one thread costs it nothing visible.
+void use_one_thread_for_reproducible_numbers() {
+  torch::set_num_threads(1);
+  using SetThreads = void (*)(int);
+  if (auto openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    openblas(1);
+}
+
+// ---------------------------------------------------------------------------
 // The lab.
 
 #ifndef LAB04_NO_MAIN
@@ -291,6 +305,7 @@ int main(int argc, char** argv) try {
   // Nothing here is trained, so no gradients: autograd would only keep every
   // intermediate tensor alive.
   torch::NoGradGuard no_grad;
+  use_one_thread_for_reproducible_numbers();
   torch::manual_seed(opt.seed);  // same seed, same random numbers as the Python lab
 
   // STEP 1: the input. T tokens, each one a vector of C numbers. In a real model

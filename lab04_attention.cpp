@@ -274,15 +274,18 @@ void print_heatmap(const torch::Tensor& weights) {
 }
 
 // ---------------------------------------------------------------------------
-// Same bits on every run. A BLAS that multiplies large matrices on several threads may
-// split a product by thread count and round the last bit differently, so the lab keeps
-// every matrix product on one thread: on OpenBLAS (Debian's) through its own setting, on
-// MKL and OpenMP through LibTorch's. The lab is small; one thread costs it nothing visible.
-void use_one_thread_for_reproducible_numbers() {
-  torch::set_num_threads(1);
+// Same bits on every run. A multi-threaded BLAS splits a large matrix product by its
+// number of threads, and a different split can round the last bit differently. So the lab
+// fixes that number instead of taking it from the machine or OMP_NUM_THREADS: OpenBLAS
+// (Debian's LibTorch multiplies through it) by its own setting, LibTorch's kernels and MKL
+// by LibTorch's. 2 is what Python uses on a 2-core machine, so there the numbers match it
+// at any size.
+constexpr int kThreads = 2;
+void use_a_fixed_number_of_threads() {
+  torch::set_num_threads(kThreads);
   using SetThreads = void (*)(int);
   if (auto openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-    openblas(1);
+    openblas(kThreads);
 }
 
 // ---------------------------------------------------------------------------
@@ -305,7 +308,7 @@ int main(int argc, char** argv) try {
   // Nothing here is trained, so no gradients: autograd would only keep every
   // intermediate tensor alive.
   torch::NoGradGuard no_grad;
-  use_one_thread_for_reproducible_numbers();
+  use_a_fixed_number_of_threads();
   torch::manual_seed(opt.seed);  // same seed, same random numbers as the Python lab
 
   // STEP 1: the input. T tokens, each one a vector of C numbers. In a real model
@@ -340,10 +343,12 @@ int main(int argc, char** argv) try {
   peek(opt, "scores before the mask", scores);
 
   // STEP 4: the causal mask. Token i may look at tokens 0..i only, never ahead.
-  // tril keeps the lower triangle (true on and below the diagonal); every score
-  // above it becomes -inf, which softmax turns into a weight of exactly 0.
-  const torch::Tensor tril = torch::ones({T, T}, torch::kBool).tril();  // (T, T)
-  if (opt.mask) scores.masked_fill_(tril.logical_not(), -INFINITY);     // (T, T)
+  // tril is true on and below the diagonal, where a token may look; its opposite,
+  // future, marks the scores above it. Those become -inf, and softmax turns -inf
+  // into a weight of exactly 0.
+  const torch::Tensor tril = torch::ones({T, T}, torch::kBool).tril_();  // (T, T)
+  const torch::Tensor future = tril.logical_not();                       // (T, T)
+  if (opt.mask) scores.masked_fill_(future, -INFINITY);                  // (T, T)
   peek(opt, "scores after the mask", scores);
 
   // STEP 5: softmax along each row turns scores into weights that are positive
@@ -367,8 +372,8 @@ int main(int argc, char** argv) try {
   //   (b) the mask held: no weight above the diagonal, on a future token.
   const bool sums_ok =
       torch::allclose(weights.sum(-1), torch::ones({T}), /*rtol=*/1e-5, /*atol=*/1e-6);
-  const torch::Tensor upper = weights * tril.logical_not();  // (T, T): only the future
-  const bool causal_ok = upper.abs().max().item<double>() < kCausalLimit;
+  const torch::Tensor upper = weights.masked_fill(tril, 0.0);  // (T, T): only the future
+  const bool causal_ok = upper.abs_().max().item<double>() < kCausalLimit;
   std::printf("\nSTEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s\n",
               sums_ok ? "YES" : "NO", causal_ok ? "YES" : "NO");
   if (!sums_ok || !causal_ok) {

@@ -121,8 +121,11 @@ std::string quoted(const char* text) {
 // Strict: the whole text is one decimal integer, no sign '+', no spaces, no overflow.
 bool parse_integer(const char* text, Range range, int64_t& value) {
   const char* end = text + std::strlen(text);
-  const auto [stop, error] = std::from_chars(text, end, value);
-  return error == std::errc() && stop == end && value >= range.min && value <= range.max;
+  int64_t number = 0;
+  const auto [stop, error] = std::from_chars(text, end, number);
+  if (error != std::errc() || stop != end || number < range.min || number > range.max) return false;
+  value = number;
+  return true;
 }
 
 ParseResult parse_options(int argc, char** argv) {
@@ -273,6 +276,15 @@ void print_heatmap(const torch::Tensor& weights) {
       kShade[0], kShade[1], kShade[2], kShade[3], kShade[4]);
 }
 
+// The one line on stderr when STEP 7 finds a broken lab: which check failed, and what it means.
+const char* what_failed(bool sums_ok, bool causal_ok) {
+  if (!sums_ok && !causal_ok)
+    return "both checks failed: rows of weights do not sum to 1, and tokens attend to later tokens";
+  if (!sums_ok)
+    return "check (a) failed: a row of weights does not sum to 1, so it is not a distribution";
+  return "check (b) failed: a token puts weight on a later token, so it sees the future";
+}
+
 // ---------------------------------------------------------------------------
 // Same bits on every run. A multi-threaded BLAS splits a large matrix product by its
 // number of threads, and a different split can round the last bit differently. So the lab
@@ -378,13 +390,7 @@ int main(int argc, char** argv) try {
               sums_ok ? "YES" : "NO", causal_ok ? "YES" : "NO");
   if (!sums_ok || !causal_ok) {
     std::fflush(stdout);
-    std::fprintf(
-        stderr, "lab04_attention: %s\n",
-        !sums_ok && !causal_ok ? "both checks failed: rows of weights do not sum to 1, and tokens "
-                                 "attend to later tokens"
-        : !sums_ok
-            ? "check (a) failed: a row of weights does not sum to 1, so it is not a distribution"
-            : "check (b) failed: a token puts weight on a later token, so it sees the future");
+    std::fprintf(stderr, "lab04_attention: %s\n", what_failed(sums_ok, causal_ok));
     return 1;
   }
   std::printf(

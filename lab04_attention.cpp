@@ -355,12 +355,10 @@ int main(int argc, char** argv) try {
   peek(opt, "scores before the mask", scores);
 
   // STEP 4: the causal mask. Token i may look at tokens 0..i only, never ahead.
-  // tril is true on and below the diagonal, where a token may look; its opposite,
-  // future, marks the scores above it. Those become -inf, and softmax turns -inf
-  // into a weight of exactly 0.
+  // tril is true on and below the diagonal, where a token may look; every score
+  // above it becomes -inf, and softmax turns -inf into a weight of exactly 0.
   const torch::Tensor tril = torch::ones({T, T}, torch::kBool).tril_();  // (T, T)
-  const torch::Tensor future = tril.logical_not();                       // (T, T)
-  if (opt.mask) scores.masked_fill_(future, -INFINITY);                  // (T, T)
+  if (opt.mask) scores.masked_fill_(tril.logical_not(), -INFINITY);      // (T, T)
   peek(opt, "scores after the mask", scores);
 
   // STEP 5: softmax along each row turns scores into weights that are positive

@@ -3,6 +3,7 @@
 #   cmake -DLAB=<lab> -DARGS=<arguments joined by |> [-DEXIT=N] [-DGOLDEN=<file>]
 #         [-DSTDOUT=empty] [-DSTDOUT_HAS=<a|b>] [-DSTDOUT_LACKS=<a|b>]
 #         [-DSTDERR=empty|one-line] [-DSTDERR_HAS=<a|b>] [-DTTY=1] [-DENV=<NAME=value>]
+#         [-DFULL_DISK=1]
 #         -P run_lab.cmake
 # A piece of text to look for cannot hold | ; [ or ] (CMake list syntax); "<ESC>" in it
 # stands for the escape character.
@@ -15,7 +16,12 @@ endif()
 if(ENV)
   set(command "${CMAKE_COMMAND}" -E env ${ENV} ${command})
 endif()
-execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(FULL_DISK)  # standard output to /dev/full, where every write fails with ENOSPC
+  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_FILE /dev/full ERROR_VARIABLE err)
+  set(out "")
+else()
+  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+endif()
 message("ran: ${command}  -> exit ${rc}")
 
 set(failures "")

@@ -8,8 +8,9 @@
 // Read it top-down: the settings, then main(), which is the lesson, STEP 1 to STEP 7. The
 // machinery (options, printing, the heatmap) comes after main, each helper named for its job.
 //
-// Build, then rebuild and run after each edit:   see README.md ("Set up, build and run")
-// All options:                                   build/lab04_attention --help
+// Build:           cmake --preset default && cmake --build --preset default   (README.md)
+// After an edit:   cmake --build --preset default --target lab04_attention && build/lab04_attention
+// All options:     build/lab04_attention --help
 
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (and the tensor API)
 #include <torch/utils.h>              // torch::manual_seed, torch::NoGradGuard

@@ -1,36 +1,70 @@
-"""Independent reference for the parity tests: the lab's arithmetic in PyTorch.
+"""Independent reference for the checker: the lab's arithmetic in PyTorch.
 
-Written apart from the C++ lab and following the course's Python lab: the same seed,
-the same order of random draws (x, then the key, query and value layers), the same
-scale, mask, softmax and checks. Returns full tensors; parity_test.py compares them
-with what the lab prints.
+Written apart from the C++ lab and following the course's Python lab: the same seed, the
+same order of random draws (x, then the key, query and value layers), the same scale, mask,
+softmax and checks. attention() returns every tensor the lab prints with --verbose.
+
+With mistake=<an entry of mistakes.py>, it computes the lab as a student would have who made
+that mistake: its "change" says which knob below differs from the lesson.
 """
 import math
 
 import torch
 
 
-def attention(seed, tokens, embed, head, scale=True, mask=True):
+def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None):
+    change = mistake["change"] if mistake else {}
+    knob = lambda name, lesson: change.get(name, lesson)
+    T, C, HEAD = tokens, embed, head
     torch.manual_seed(seed)
     with torch.no_grad():
-        x = torch.randn(tokens, embed)
-        # creation order matters: it decides which random numbers each layer gets
-        key = torch.nn.Linear(embed, head, bias=False)
-        query = torch.nn.Linear(embed, head, bias=False)
-        value = torch.nn.Linear(embed, head, bias=False)
-        q, k, v = query(x), key(x), value(x)
-        scores = q @ k.transpose(-2, -1)
-        if scale:
-            scores = scores * (1.0 / math.sqrt(head))
-        lower = torch.tril(torch.ones(tokens, tokens))
-        if mask:
-            scores = scores.masked_fill(lower == 0, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        out = weights @ v
-        rows_sum_to_one = bool(torch.allclose(weights.sum(dim=-1), torch.ones(tokens), atol=1e-6))
-        above_diagonal = weights * (lower == 0)
+        def layers():  # the creation order decides which random numbers each layer gets
+            made = {}
+            for name in knob("order", ("key", "query", "value")):
+                made[name] = torch.nn.Linear(C, HEAD, bias=name in knob("bias", ()))
+            return made
+
+        if knob("x_after_layers", False):
+            made = layers()
+            x = torch.randn(T, C)
+        else:
+            x = torch.randn(T, C)
+            made = layers()
+        q, k, v = made["query"](x), made["key"](x), made["value"](x)
+
+        a, b = {"q.k": (q, k), "k.q": (k, q), "q.q": (q, q)}[knob("scores", "q.k")]
+        scores = a @ b.transpose(-2, -1)
+        divisor = {"sqrt(HEAD)": math.sqrt(HEAD), "sqrt(C)": math.sqrt(C), "sqrt(T)": math.sqrt(T),
+                   "HEAD": float(HEAD), "none": 1.0}[knob("scale_by", "sqrt(HEAD)")]
+        scale_late = knob("scale_after_softmax", False)
+        if scale and not scale_late:
+            scores = scores * (1.0 / divisor)
+        before = scores
+
+        lesson_tril = torch.tril(torch.ones(T, T))
+        visible = {"tril": lesson_tril, "tril(1)": torch.tril(torch.ones(T, T), diagonal=1),
+                   "tril(-1)": torch.tril(torch.ones(T, T), diagonal=-1),
+                   "triu": torch.triu(torch.ones(T, T))}[knob("visible", "tril")]
+        mask_late = knob("mask_after_softmax", False)
+        if mask and not mask_late and knob("mask", True):
+            scores = scores.masked_fill(visible == 0, knob("fill", float("-inf")))
+        after = scores
+
+        dim = knob("softmax_dim", -1)
+        weights = scores if dim is None else torch.softmax(scores, dim=dim)
+        if scale and scale_late:
+            weights = weights * (1.0 / divisor)
+        if mask and mask_late:
+            weights = weights.masked_fill(visible == 0, 0.0)
+
+        out = {"weights.v": weights @ v, "weights.k": weights @ k,
+               "weights^T.v": weights.transpose(-2, -1) @ v}[knob("out", "weights.v")]
+        # STEP 7, as the Python lab checks it
+        rows_sum_to_one = bool(torch.allclose(weights.sum(dim=-1), torch.ones(T), atol=1e-6))
+        above_diagonal = weights * (lesson_tril == 0)
         causal = bool(above_diagonal.abs().max().item() < 1e-9)
-    return {"weights": weights, "out": out, "sums_ok": rows_sum_to_one, "causal_ok": causal}
+    return {"x": x, "q": q, "k": k, "v": v, "scores": before, "masked scores": after,
+            "weights": weights, "out": out, "sums_ok": rows_sum_to_one, "causal_ok": causal}
 
 
 def print_lab(seed=3, tokens=4, embed=6, head=6):

@@ -1,0 +1,80 @@
+"""The catalogue of known mistakes: what a student's lab may do wrong, in the lesson's words.
+
+Each entry: an id; the STEP where its numbers first go wrong; what the student did and what
+to change (check_lab.py prints "diagnosis: <did>, <fix>"); and the change, the knobs of
+reference_attention.attention() that differ from the lesson. catalogue_test.py proves that
+every entry prints other numbers than the lesson and than every other entry.
+"""
+
+
+def mistake(id, step, did, fix, **change):
+    return {"id": id, "step": step, "did": did, "fix": fix, "change": change}
+
+
+KQV = "create them key, query, value: the order in which the Python lab draws their random weights"
+ORDERS = [("key", "value", "query"), ("query", "key", "value"), ("query", "value", "key"),
+          ("value", "key", "query"), ("value", "query", "key")]
+SCALE = "scale the scores by 1/sqrt(HEAD): a dot product of HEAD terms grows like sqrt(HEAD)"
+
+MISTAKES = [
+    # STEP 1-2: the random numbers go to other tensors
+    mistake("x_after_layers", "1", "x was drawn after the three layers were created, so x and "
+            "the layers got other random numbers", "draw x first (STEP 1), then create the layers",
+            x_after_layers=True),
+] + [
+    mistake("layers_" + "_".join(order), "2", "the layers were created " + ", ".join(order), KQV,
+            order=order) for order in ORDERS
+] + [
+    mistake("bias_" + name, "2", "the %s layer has a bias" % name,
+            "create it with .bias(false), as the other two", bias=(name,))
+    for name in ("key", "query", "value")
+] + [
+    mistake("bias_all", "2", "the three layers have a bias", "create each with .bias(false): the "
+            "query, key and value maps of a transformer have none", bias=("key", "query", "value")),
+    # STEP 3: the scores
+    mistake("no_scale", "3", "the scores were not scaled", SCALE, scale_by="none"),
+    mistake("scale_by_embed", "3", "the scores were scaled by 1/sqrt(C), the embedding size",
+            SCALE, scale_by="sqrt(C)"),
+    mistake("scale_by_tokens", "3", "the scores were scaled by 1/sqrt(T), the number of tokens",
+            SCALE, scale_by="sqrt(T)"),
+    mistake("scale_by_head_not_its_root", "3", "the scores were divided by HEAD instead of its "
+            "square root", SCALE, scale_by="HEAD"),
+    mistake("scores_keys_times_queries", "3", "the scores are k times q transposed, so row i "
+            "holds token i's key against every query", "compute q times k transposed: row i is "
+            "token i's query against every key", scores="k.q"),
+    mistake("scores_queries_times_queries", "3", "the queries were scored against the queries",
+            "score them against the keys: q times k transposed", scores="q.q"),
+    # STEP 4: the causal mask
+    mistake("no_mask", "4", "the causal mask was not applied, so every token sees the future",
+            "set every score above the diagonal to -inf before softmax", mask=False),
+    mistake("mask_one_diagonal_up", "4", "the mask is one diagonal too high (tril with diagonal 1),"
+            " so each token also sees the next one", "keep tril with diagonal 0", visible="tril(1)"),
+    mistake("mask_one_diagonal_down", "4", "the mask is one diagonal too low (tril with diagonal "
+            "-1), so no token sees itself and t0 sees nothing (nan)", "keep tril with diagonal 0",
+            visible="tril(-1)"),
+    mistake("mask_inverted", "4", "the mask is inverted (triu instead of tril), so tokens see the "
+            "future and not the past", "keep the lower triangle, tril", visible="triu"),
+    mistake("mask_filled_with_zero", "4", "the future was masked with 0 instead of -inf, and "
+            "softmax gives a score of 0 a weight of its own", "fill with -inf, which softmax turns "
+            "into a weight of exactly 0", fill=0.0),
+    # STEP 5: softmax
+    mistake("softmax_over_dim_0", "5", "softmax ran over dimension 0, so every column sums to 1 "
+            "instead of every row", "softmax must run along the last dimension (dim=-1)",
+            softmax_dim=0),
+    mistake("no_softmax", "5", "softmax was left out, so the weights are the masked scores",
+            "apply softmax along each row to turn scores into weights", softmax_dim=None),
+    # The next two are mistakes of order around softmax, but the lab's numbers first go wrong
+    # where the step that was moved should have acted: STEP 3's scores, STEP 4's masked scores.
+    mistake("scale_after_softmax", "3", "the scale was applied to the weights, after softmax, so "
+            "rows no longer sum to 1", "scale the scores, in STEP 3, before the mask and softmax",
+            scale_after_softmax=True),
+    mistake("mask_after_softmax", "4", "the mask was applied after softmax: the future's weights "
+            "were zeroed but the rows not renormalised, so they sum to less than 1",
+            "mask the scores with -inf before softmax (STEP 4)", mask_after_softmax=True),
+    # STEP 6: the output
+    mistake("weights_times_keys", "6", "the output is the weights times k, a blend of the keys",
+            "blend the values: weights times v", out="weights.k"),
+    mistake("transposed_weights_times_values", "6", "the output used the transposed weights, so "
+            "token i blends the tokens that attend to it", "use the weights as they are: weights "
+            "times v", out="weights^T.v"),
+]

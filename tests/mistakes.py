@@ -18,6 +18,8 @@ SCALE = "scale the scores by 1/sqrt(HEAD): a dot product of HEAD terms grows lik
 
 MISTAKES = [
     # STEP 1-2: the random numbers go to other tensors
+    mistake("x_uniform", "1", "x was drawn with rand, uniform on [0, 1), instead of randn",
+            "draw x with torch::randn: normally distributed, as an embedding is", x_dist="rand"),
     mistake("x_after_layers", "1", "x was drawn after the three layers were created, so x and "
             "the layers got other random numbers", "draw x first (STEP 1), then create the layers",
             x_after_layers=True),
@@ -29,10 +31,24 @@ MISTAKES = [
             "create it with .bias(false), as the other two", bias=(name,))
     for name in ("key", "query", "value")
 ] + [
+    mistake("query_made_by_the_key_layer", "2", "q was made by the key layer, so q equals k "
+            "(a copy-paste slip: key(x) where query(x) belongs)", "make q with query(x)",
+            q_from="key"),
+    mistake("keys_made_by_the_query_layer", "2", "k was made by the query layer, so k equals q "
+            "(a copy-paste slip: query(x) where key(x) belongs)", "make k with key(x)",
+            k_from="query"),
+    mistake("value_made_by_the_query_layer", "2", "v was made by the query layer, so v equals q "
+            "(a copy-paste slip: query(x) where value(x) belongs)", "make v with value(x)",
+            v_from="query"),
     mistake("bias_all", "2", "the three layers have a bias", "create each with .bias(false): the "
             "query, key and value maps of a transformer have none", bias=("key", "query", "value")),
     # STEP 3: the scores
-    mistake("no_scale", "3", "the scores were not scaled", SCALE, scale_by="none"),
+    mistake("no_scale", "3", "the scores were not scaled (in C++ a dropped result does this too: "
+            "scores.mul(...) or scores / ... on a line of its own returns a new tensor and "
+            "leaves scores as they were)", SCALE + "; scale in place with mul_ or assign the "
+            "result: scores = scores / std::sqrt(double(HEAD))", scale_by="none"),
+    mistake("scale_multiplied_by_root", "3", "the scores were multiplied by sqrt(HEAD) instead "
+            "of divided by it", SCALE, scale_by="1/sqrt(HEAD)"),
     mistake("scale_by_embed", "3", "the scores were scaled by 1/sqrt(C), the embedding size",
             SCALE, scale_by="sqrt(C)"),
     mistake("scale_by_tokens", "3", "the scores were scaled by 1/sqrt(T), the number of tokens",
@@ -45,8 +61,18 @@ MISTAKES = [
     mistake("scores_queries_times_queries", "3", "the queries were scored against the queries",
             "score them against the keys: q times k transposed", scores="q.q"),
     # STEP 4: the causal mask
-    mistake("no_mask", "4", "the causal mask was not applied, so every token sees the future",
-            "set every score above the diagonal to -inf before softmax", mask=False),
+    mistake("no_mask", "4", "the causal mask was not applied, so every token sees the future (in "
+            "C++ a dropped result does this too: scores.masked_fill(...) on a line of its own "
+            "returns a new tensor and leaves scores as they were)", "set every score above the "
+            "diagonal to -inf before softmax: masked_fill_ in place, or assign the result of "
+            "masked_fill", mask=False),
+    mistake("mask_past", "4", "the past was masked instead of the future: masked_fill(tril, ...) "
+            "without .logical_not(), so each token sees only later tokens and the last row, with "
+            "nothing left, is nan", "mask where tril is false: tril.logical_not()",
+            visible="triu(1)"),
+    mistake("mask_filled_with_plus_inf", "4", "the future was filled with +inf instead of -inf, "
+            "so every row with a future score is nan", "fill with -INFINITY, with the minus sign",
+            fill=float("inf")),
     mistake("mask_one_diagonal_up", "4", "the mask is one diagonal too high (tril with diagonal 1),"
             " so each token also sees the next one", "keep tril with diagonal 0", visible="tril(1)"),
     mistake("mask_one_diagonal_down", "4", "the mask is one diagonal too low (tril with diagonal "
@@ -55,12 +81,18 @@ MISTAKES = [
     mistake("mask_inverted", "4", "the mask is inverted (triu instead of tril), so tokens see the "
             "future and not the past", "keep the lower triangle, tril", visible="triu"),
     mistake("mask_filled_with_zero", "4", "the future was masked with 0 instead of -inf, and "
-            "softmax gives a score of 0 a weight of its own", "fill with -inf, which softmax turns "
-            "into a weight of exactly 0", fill=0.0),
+            "softmax gives a score of 0 a weight of its own (scores.tril() does the same: it "
+            "zeroes the future)", "fill with -inf, which softmax turns into a weight of exactly 0",
+            fill=0.0),
     # STEP 5: softmax
     mistake("softmax_over_dim_0", "5", "softmax ran over dimension 0, so every column sums to 1 "
             "instead of every row", "softmax must run along the last dimension (dim=-1)",
             softmax_dim=0),
+    mistake("log_softmax", "5", "log_softmax was used instead of softmax, so the weights are "
+            "logarithms: negative, and rows do not sum to 1", "use torch::softmax", softmax="log_softmax"),
+    mistake("softmax_of_unmasked_scores", "5", "softmax ran on the scores from before the mask, "
+            "so the masked scores were computed but not used", "apply softmax to the masked "
+            "scores", softmax_of="unmasked"),
     mistake("no_softmax", "5", "softmax was left out, so the weights are the masked scores",
             "apply softmax along each row to turn scores into weights", softmax_dim=None),
     # The next two are mistakes of order around softmax, but the lab's numbers first go wrong
@@ -77,4 +109,8 @@ MISTAKES = [
     mistake("transposed_weights_times_values", "6", "the output used the transposed weights, so "
             "token i blends the tokens that attend to it", "use the weights as they are: weights "
             "times v", out="weights^T.v"),
+    mistake("weights_times_x", "6", "the output is the weights times x, the input, instead of "
+            "the values", "blend the values: weights times v", out="weights.x"),
+    mistake("weights_times_queries", "6", "the output is the weights times q, a blend of the "
+            "queries", "blend the values: weights times v", out="weights.q"),
 ]

@@ -24,18 +24,22 @@ def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None):
                 made[name] = torch.nn.Linear(C, HEAD, bias=name in knob("bias", ()))
             return made
 
+        draw = torch.rand if knob("x_dist", "randn") == "rand" else torch.randn
         if knob("x_after_layers", False):
             made = layers()
-            x = torch.randn(T, C)
+            x = draw(T, C)
         else:
-            x = torch.randn(T, C)
+            x = draw(T, C)
             made = layers()
-        q, k, v = made["query"](x), made["key"](x), made["value"](x)
+        q = made[knob("q_from", "query")](x)
+        k = made[knob("k_from", "key")](x)
+        v = made[knob("v_from", "value")](x)
 
         a, b = {"q.k": (q, k), "k.q": (k, q), "q.q": (q, q)}[knob("scores", "q.k")]
         scores = a @ b.transpose(-2, -1)
         divisor = {"sqrt(HEAD)": math.sqrt(HEAD), "sqrt(C)": math.sqrt(C), "sqrt(T)": math.sqrt(T),
-                   "HEAD": float(HEAD), "none": 1.0}[knob("scale_by", "sqrt(HEAD)")]
+                   "HEAD": float(HEAD), "none": 1.0,
+                   "1/sqrt(HEAD)": 1.0 / math.sqrt(HEAD)}[knob("scale_by", "sqrt(HEAD)")]
         scale_late = knob("scale_after_softmax", False)
         if scale and not scale_late:
             scores = scores * (1.0 / divisor)
@@ -44,21 +48,25 @@ def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None):
         lesson_tril = torch.tril(torch.ones(T, T))
         visible = {"tril": lesson_tril, "tril(1)": torch.tril(torch.ones(T, T), diagonal=1),
                    "tril(-1)": torch.tril(torch.ones(T, T), diagonal=-1),
-                   "triu": torch.triu(torch.ones(T, T))}[knob("visible", "tril")]
+                   "triu": torch.triu(torch.ones(T, T)),
+                   "triu(1)": torch.triu(torch.ones(T, T), diagonal=1)}[knob("visible", "tril")]
         mask_late = knob("mask_after_softmax", False)
         if mask and not mask_late and knob("mask", True):
             scores = scores.masked_fill(visible == 0, knob("fill", float("-inf")))
         after = scores
 
         dim = knob("softmax_dim", -1)
-        weights = scores if dim is None else torch.softmax(scores, dim=dim)
+        into = before if knob("softmax_of", "masked") == "unmasked" else scores
+        softmax = torch.log_softmax if knob("softmax", "softmax") == "log_softmax" else torch.softmax
+        weights = into if dim is None else softmax(into, dim=dim)
         if scale and scale_late:
             weights = weights * (1.0 / divisor)
         if mask and mask_late:
             weights = weights.masked_fill(visible == 0, 0.0)
 
         out = {"weights.v": weights @ v, "weights.k": weights @ k,
-               "weights^T.v": weights.transpose(-2, -1) @ v}[knob("out", "weights.v")]
+               "weights^T.v": weights.transpose(-2, -1) @ v,
+               "weights.x": weights @ x, "weights.q": weights @ q}[knob("out", "weights.v")]
         # STEP 7, as the Python lab checks it
         rows_sum_to_one = bool(torch.allclose(weights.sum(dim=-1), torch.ones(T), atol=1e-6))
         above_diagonal = weights * (lesson_tril == 0)

@@ -1,18 +1,28 @@
 #!/usr/bin/env python3
 """check_lab.py: checks a build of the lab step by step, and names a known mistake.
 
-usage: check_lab.py [--timeout SECONDS] LAB [CASE ...]
+usage: check_lab.py [--timeout SECONDS] [--report FILE] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
   CASE  seed,tokens,embed,head, then optionally ,no-scale and/or ,no-mask
         (default: the cases in DEFAULT_CASES)
+  --timeout SECONDS  how long one run of the lab may take (default 60)
+  --report FILE      also write the report to FILE; its first line is OK or NOT OK (the
+                     tests read it to skip those that need right numbers)
 
 For each case the lab runs with --digits 9 --verbose, and what it prints is compared, in the
 order of the lesson, with reference_attention.py: x (STEP 1); q, k, v (STEP 2); the scores
 (STEP 3); the masked scores (STEP 4); the weights (STEP 5); the output (STEP 6); then the
 STEP 7 verdicts and the exit status. A case is OK, or NOT OK with the FIRST step that
-differs; later steps follow from it and are not judged. Then every known mistake in
-mistakes.py is recomputed, and when exactly one of them explains every number the lab
-printed, in every case, a "diagnosis:" line names it and says what to change.
+differs; later steps follow from it and are not judged. A future filled with a finite number
+that softmax turns into a weight of exactly 0 (-1e9, say) is as good as -inf: OK, with a note.
+
+Then the numbers are explained with the known mistakes of mistakes.py (diagnose(), below):
+one mistake that explains every case; else two mistakes that change different things; else
+one that explains all but one or two cases; else the one that explains the first differing
+step. Where a printed tensor equals another tensor of the lesson, that is said too.
+
+Limits, whatever the lab does: a run that prints more than MAX_STDOUT bytes or takes longer
+than the time limit is stopped; after a time-out the remaining cases are not run.
 
 Exit status: 0 every case OK; 1 some case NOT OK; 2 bad arguments, a lab that cannot be
 run, or no Python here that can import torch; 3 an error of the checker's own.
@@ -20,14 +30,18 @@ run, or no Python here that can import torch; 3 an error of the checker's own.
 import importlib.util
 import os
 import re
+import selectors
 import shutil
 import signal
 import subprocess
 import sys
+import time
 
 DEFAULT_CASES = ["3,4,6,6", "7,5,8,3", "42,20,12,4", "0,1,1,1", "11,20,6,9,no-scale",
                  "3,4,6,6,no-mask"]
 TIMEOUT = 60.0  # seconds one run of the lab may take (a 4096-token lab takes about 1 s)
+MAX_STDOUT = 4 << 20  # bytes of a run's output kept: the default cases print about 40 kB
+MAX_STDERR = 256 << 10
 ABS_TOL, REL_TOL = 1e-6, 1e-5  # the same LibTorch agrees exactly; this leaves room for a BLAS
 SHOW_ALL, SHOW_ENDS = 16, 8  # the lab condenses a matrix past 16 rows or columns to 8 + 8
 MAX_SIZE = 4096  # the lab's largest --tokens, --embed and --head
@@ -66,8 +80,10 @@ def shown(n):
 
 
 def read_block(lines, header):
-    """The tensor printed after the line starting with header: (shape or None, {(i, j): value}),
-    None when no such line, or an error text for a line that cannot be read."""
+    """The tensor printed after the line starting with header, as a dict: shape, rows and
+    cols (the indices printed) and values (a float64 tensor, rows x cols); None when no such
+    line; or an error text for what cannot be read."""
+    import torch
     start = next((n for n, line in enumerate(lines) if line.startswith(header)), None)
     if start is None:
         return None
@@ -81,138 +97,384 @@ def read_block(lines, header):
         m = re.match("^" + indent + r"t(\d+): \[(.*)\]$", line)
         if not m:
             if line.startswith(indent + "t"):
-                return "cannot read the line %r" % line
+                return "cannot read the line %r" % line[:80]
             break
         rows.append((int(m.group(1)), m.group(2).split(", ")))
     if not rows:
-        return "no rows printed after %r" % lines[start]
+        return "no rows printed after %r" % lines[start][:80]
     if shape is None:  # the weights: T rows; columns as printed, or T when condensed
         n = rows[-1][0] + 1
         shape = (n, n if "..." in rows[-1][1] else len(rows[-1][1]))
-    values = {}
+    grid, cols = [], None
     for i, cells in rows:
         cut = cells.index("...") if "..." in cells else len(cells)
         columns = list(range(cut)) + [shape[1] - len(cells) + cut + 1 + k
                                       for k in range(len(cells) - cut - 1)]
-        for j, text in zip(columns, cells[:cut] + cells[cut + 1:]):
-            try:
-                values[(i, j)] = float(text)
-            except ValueError:
-                return "cannot read the number %r in row t%d" % (text, i)
-    return shape, values
+        if cols is not None and columns != cols:
+            return "row t%d has %d entries, row t%d %d" % (rows[0][0], len(cols), i, len(columns))
+        cols = columns
+        try:
+            grid.append([float(text) for text in cells[:cut] + cells[cut + 1:]])
+        except ValueError:
+            bad = next(t for t in cells[:cut] + cells[cut + 1:] if not is_number(t))
+            return "cannot read the number %r in row t%d" % (bad[:40], i)
+    return {"shape": shape, "rows": [i for i, _ in rows], "cols": cols,
+            "values": torch.tensor(grid, dtype=torch.float64)}
+
+
+def is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
 
 
 def run_lab(lab, case, timeout):
-    """Runs the lab on one case: (command, exit status or None, stdout lines, stderr, problem)."""
+    """Runs the lab on one case: (command, exit status or None, stdout lines, stderr, problem,
+    timed_out). At most MAX_STDOUT bytes of output are kept: a lab that prints more, or runs
+    past the time limit, is stopped with its whole process group."""
     cmd = [lab, "--seed", str(case["seed"]), "-T", str(case["tokens"]), "-C", str(case["embed"]),
            "--head", str(case["head"]), "--digits", "9", "--verbose"]
     cmd += [] if case["scale"] else ["--no-scale"]
     cmd += [] if case["mask"] else ["--no-mask"]
     try:
-        run = subprocess.run(cmd, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode("utf-8", "replace").splitlines()
-        return cmd, None, out, "", "did not finish within %g s and was stopped%s" % (
-            timeout, last_step(out))
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
-        return cmd, None, [], "", "could not be started: %s" % e.strerror
-    out = run.stdout.decode("utf-8", "replace").splitlines()
-    err = run.stderr.decode("utf-8", "replace").strip()
-    problem = None
-    if run.returncode < 0:
+        return cmd, None, [], "", "could not be started: %s" % e.strerror, False
+    out, err = bytearray(), bytearray()
+    deadline = time.monotonic() + timeout
+    stopped = None
+    with selectors.DefaultSelector() as pipes:
+        pipes.register(proc.stdout, selectors.EVENT_READ, out)
+        pipes.register(proc.stderr, selectors.EVENT_READ, err)
+        while pipes.get_map() and not stopped:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = "time"
+                break
+            for key, _ in pipes.select(left):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    pipes.unregister(key.fileobj)
+                    continue
+                key.data.extend(chunk)
+                if len(out) > MAX_STDOUT or len(err) > MAX_STDERR:
+                    stopped = "size"
+    status = None
+    if not stopped:
         try:
-            name = signal.Signals(-run.returncode).name
+            status = proc.wait(max(deadline - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            stopped = "time"
+    if stopped:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+    lines = bytes(out[:MAX_STDOUT]).decode("utf-8", "replace").splitlines()
+    err = bytes(err[:MAX_STDERR]).decode("utf-8", "replace").strip()
+    problem = None
+    if stopped == "time":
+        problem = "did not finish within %g s and was stopped%s" % (timeout, last_step(lines))
+    elif stopped == "size":
+        which = "output" if len(out) > MAX_STDOUT else "standard error"
+        limit = MAX_STDOUT if which == "output" else MAX_STDERR
+        problem = "printed more than %s of %s without finishing and was stopped (a loop that " \
+                  "never ends?)%s" % (size_text(limit), which, last_step(lines))
+    elif status < 0:
+        try:
+            name = signal.Signals(-status).name
         except ValueError:
-            name = "signal %d" % -run.returncode
-        problem = "crashed with %s%s" % (name, last_step(out))
-    elif not out:
-        problem = "printed nothing (exit %d%s)" % (run.returncode, ", stderr: " + err.splitlines()[0] if err else "")
-    return cmd, run.returncode, out, err, problem
+            name = "signal %d" % -status
+        problem = "crashed with %s%s" % (name, last_step(lines))
+    elif not lines:
+        problem = "printed nothing (exit %d%s)" % (status, ", stderr: " + err.splitlines()[0][:200] if err else "")
+    return cmd, status, lines, err, problem, stopped == "time"
+
+
+def size_text(n):
+    return "%d MB" % (n >> 20) if n >= 1 << 20 else "%d kB" % (n >> 10)
 
 
 def last_step(lines):
     steps = [line for line in lines if line.startswith("STEP ")]
-    return "; the last STEP line it printed: %r" % steps[-1] if steps else "; it printed no STEP line"
+    return "; the last STEP line it printed: %r" % steps[-1][:120] if steps else "; it printed no STEP line"
 
 
 # --- comparing --------------------------------------------------------------------------
 
-def agree(printed, expected):
-    if printed != printed or expected != expected:  # NaN: only another NaN agrees
-        return printed != printed and expected != expected
-    if printed in (float("inf"), float("-inf")) or expected in (float("inf"), float("-inf")):
-        return printed == expected
-    return abs(printed - expected) <= ABS_TOL + REL_TOL * abs(expected)
+def agreeing(printed, expected):
+    """Entry by entry, whether printed agrees with expected (float64 tensors of one shape):
+    within the tolerances; an infinity only with the same infinity; NaN only with NaN."""
+    import torch
+    close = (printed - expected).abs() <= ABS_TOL + REL_TOL * expected.abs()
+    infinite = torch.isinf(printed) | torch.isinf(expected)
+    close = torch.where(infinite, printed == expected, close)
+    return close | (torch.isnan(printed) & torch.isnan(expected))
 
 
-def compare(block, expected):
-    """None when the printed block agrees with the expected tensor, else what differs."""
+def fill_as_good_as_minus_inf(printed, expected, lowest):
+    """Entries where the lesson's masked score is -inf and the lab's is a finite number that
+    softmax turns into a weight of exactly 0 all the same: exp(fill - any score) is 0 in
+    float32 even for the lowest score (lowest) that is not masked."""
+    import torch
+    if lowest is None:
+        return torch.zeros_like(printed, dtype=torch.bool)
+    candidates = (expected == float("-inf")) & torch.isfinite(printed)
+    return candidates & (torch.exp((printed - lowest).float()) == 0)
+
+
+def lowest_unmasked(expected):
+    import torch
+    finite = expected[torch.isfinite(expected)]
+    return finite.min().double().item() if finite.numel() else None
+
+
+def compare(block, expected, name=None, detail=True, e=None):
+    """(None, fills) when the printed block agrees with the expected tensor, else (what
+    differs, fills); fills are finite numbers in place of -inf that are as good (see
+    fill_as_good_as_minus_inf), only for the masked scores. Without detail what differs is
+    only "differs"; e, when given, is expected at the printed rows and columns, in float64."""
+    import torch
     want = (expected.shape[0], expected.shape[1])
-    shape, values = block
-    if shape != want:
-        return "shape (%d, %d), expected (%d, %d)" % (shape + want)
-    cells = [(i, j) for i in shown(want[0]) for j in shown(want[1])]
-    if set(values) != set(cells):
-        return "%d numbers printed, %d expected for shape (%d, %d)" % ((len(values), len(cells)) + want)
-    wrong, worst = [], None
-    for i, j in cells:
-        e = float("%.9f" % expected[i, j].item())  # the reference rounded as the lab rounds
-        p = values[(i, j)]
-        if not agree(p, e):
-            wrong.append((i, j))
-            gap = abs(p - e) if p == p and e == e and abs(p - e) != float("inf") else float("inf")
-            if worst is None or gap > worst[0]:
-                worst = (gap, i, j, p, e)
-    if not wrong:
-        return None
-    _, i, j, p, e = worst
+    if block["shape"] != want:
+        return "shape (%d, %d), expected (%d, %d)" % (block["shape"] + want), set()
+    rows, cols = shown(want[0]), shown(want[1])
+    if block["rows"] != rows or block["cols"] != cols:
+        return "%d numbers printed, %d expected for shape (%d, %d)" % (
+            (block["values"].numel(), len(rows) * len(cols)) + want), set()
+    if e is None:
+        e = expected.double()[rows][:, cols]
+    p = block["values"]
+    if torch.allclose(p, e, rtol=REL_TOL, atol=ABS_TOL, equal_nan=True):  # the usual answer, fast
+        return None, set()
+    if not detail and name != "masked scores":
+        return "differs", set()
+    ok = agreeing(p, e)
+    fills = set()
+    if name == "masked scores" and not bool(ok.all()):
+        filled = ~ok & fill_as_good_as_minus_inf(p, e, lowest_unmasked(expected))
+        fills = set(p[filled].tolist())
+        ok = ok | filled
+    if bool(ok.all()):
+        return None, fills
+    if not detail:
+        return "differs", fills
+    wrong = (~ok).nonzero().tolist()
+    gap = (p - e).abs().nan_to_num(float("inf"), float("inf"))
+    a, b = max(wrong, key=lambda ij: gap[ij[0], ij[1]].item())
     return "shape (%d, %d) as expected; %d of %d printed entries differ; worst at row %d, " \
-           "column %d: printed %.9f, expected %.9f" % (want + (len(wrong), len(cells), i, j, p, e))
+           "column %d: printed %.9f, expected %.9f" % (want + (len(wrong), p.numel(), rows[a],
+                                                              cols[b], p[a, b], e[a, b])), fills
 
 
-def first_difference(blocks, expected):
-    """(step, tensor, what) of the first printed tensor that does not agree, or None."""
+def first_difference(blocks, expected, names=None):
+    """(step, tensor, what) of the first printed tensor that does not agree, or None; fills
+    as good as -inf are added to the set names.fills when given."""
     for step, name, _ in TENSORS:
         block = blocks[name]
         if block is None:
             return step, name, "was not printed"
         if isinstance(block, str):
             return step, name, block
-        problem = compare(block, expected[name])
+        problem, fills = compare(block, expected[name], name)
+        if names is not None:
+            names.update(fills)
         if problem:
             return step, name, problem
     return None
 
 
-def explains(blocks, predicted):
-    """Whether every tensor the lab printed agrees with a (mistaken) computation."""
-    return all(not isinstance(blocks[name], str) and (blocks[name] is None or compare(blocks[name], predicted[name]) is None)
-               for _, name, _ in TENSORS)
+# --- explaining the numbers with known mistakes -----------------------------------------
+
+class Explainer:
+    """Recomputes the lab with known mistakes (one, or two at once) and says which of them
+    print what the lab printed. Predictions are cached: a diagnosis asks for hundreds."""
+
+    def __init__(self, mistakes):
+        self.mistakes = mistakes
+        self.cache = {}
+
+    def predict(self, text, combo):
+        """The tensors that the lesson with the mistakes of combo (a tuple of entries) prints."""
+        key = (text, tuple(m["id"] for m in combo))
+        if key not in self.cache:
+            import reference_attention
+            c = parse_case(text)
+            change = {}
+            for m in combo:
+                change.update(m["change"])
+            self.cache[key] = reference_attention.attention(
+                c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
+                mistake={"change": change} if combo else None)
+        return self.cache[key]
+
+    def shown(self, text, combo, name):
+        """The prediction of one tensor at the rows and columns the lab prints, in float64."""
+        key = (text, tuple(m["id"] for m in combo), name)
+        if key not in self.cache:
+            t = self.predict(text, combo)[name]
+            self.cache[key] = t.double()[shown(t.shape[0])][:, shown(t.shape[1])]
+        return self.cache[key]
+
+    def explains(self, case, combo, upto=None):
+        """Whether every tensor the lab printed in case (up to the tensor named upto) agrees
+        with the lesson made with the mistakes of combo."""
+        predicted = self.predict(case["text"], combo)
+        for _, name, _ in TENSORS:
+            block = case["blocks"][name]
+            if isinstance(block, str):
+                return False
+            if block is not None and compare(block, predicted[name], name, detail=False,
+                                              e=self.shown(case["text"], combo, name))[0] is not None:
+                return False
+            if name == upto:
+                break
+        return True
+
+    def same_numbers(self, combo, other):
+        """Whether two combos print the same numbers in every default case."""
+        import torch
+        for text in DEFAULT_CASES:
+            a, b = self.predict(text, combo), self.predict(text, other)
+            for _, name, _ in TENSORS:
+                if a[name].shape != b[name].shape or not torch.allclose(
+                        self.shown(text, combo, name), self.shown(text, other, name),
+                        rtol=REL_TOL, atol=ABS_TOL, equal_nan=True):
+                    return False
+        return True
+
+
+def disjoint(a, b):
+    """Two mistakes that change different knobs of the lesson."""
+    return not set(a["change"]) & set(b["change"])
+
+
+def said(m):
+    return "%s; %s" % (m["did"], m["fix"])
+
+
+def diagnose(cases, mistakes, explainer=None):
+    """The diagnosis of a report: (lines, what was diagnosed: an id, "a+b" for two mistakes,
+    or None). cases: each a dict with text, ok, blocks (None when nothing was read) and step
+    (the first differing STEP) of check_case."""
+    ex = explainer or Explainer(mistakes)
+    judged = [c for c in cases if c["blocks"] is not None]
+    failing = [c for c in judged if not c["ok"]]
+    if not failing:
+        return ["diagnosis: the lab printed no numbers that can be compared; start from the first "
+                "NOT OK case above"], None
+    singles = [m for m in mistakes if all(ex.explains(c, (m,)) for c in judged)]
+    if len(singles) == 1:
+        return ["diagnosis: " + said(singles[0])], singles[0]["id"]
+    if singles:
+        return ["diagnosis: no known mistake matches: %d of them fit these numbers equally (%s)"
+                % (len(singles), ", ".join(m["id"] for m in singles))], None
+
+    first = min(failing, key=lambda c: c["step"] or "9")
+    lines = same_tensor_lines(first, ex)
+    # Two mistakes: one acts at the first STEP that differs, the other there or later.
+    pairs = []
+    for i, a in enumerate(mistakes):
+        if a["step"] != first["step"]:
+            continue
+        for j, b in enumerate(mistakes):
+            if b["step"] < a["step"] or (b["step"] == a["step"] and j <= i) or not disjoint(a, b):
+                continue
+            if ex.explains(first, (a, b)) and all(ex.explains(c, (a, b)) for c in judged):
+                if not any(ex.same_numbers((a, b), (m,)) for m in mistakes):
+                    pairs.append((a, b))
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        return lines + ["diagnosis: two mistakes: %s;" % said(a), "           and %s" % said(b)], a["id"] + "+" + b["id"]
+    if pairs:
+        return lines + ["diagnosis: two mistakes, but %d pairs of known mistakes fit these numbers "
+                        "equally (%s)" % (len(pairs), ", ".join(a["id"] + "+" + b["id"] for a, b in pairs))], None
+
+    # Most cases: one mistake explains every case but one or two.
+    near = []
+    for m in mistakes:
+        missed = [c for c in judged if not ex.explains(c, (m,))]
+        if 1 <= len(missed) <= 2 and len([c for c in failing if c not in missed]) > len(missed):
+            near.append((len(missed), m, missed))
+    near.sort(key=lambda t: t[0])
+    if near and (len(near) == 1 or near[1][0] > near[0][0]):
+        _, m, missed = near[0]
+        lines.append("diagnosis (all cases but %d): %s" % (len(missed), said(m)))
+        for c in missed:
+            diff = first_difference(c["blocks"], ex.predict(c["text"], (m,)))
+            where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
+            lines.append("  it does not explain case %s, where %s" % (c["text"], where))
+        return lines, m["id"]
+
+    # Step by step: which mistake explains the first differing step's tensor.
+    upto = first["name"]
+    fits = [m for m in mistakes if ex.explains(first, (m,), upto=upto)] if upto else []
+    if fits:
+        lines.append("diagnosis: STEP %s's %s in case %s are those of a known mistake: %s; the steps "
+                     "after it differ in other ways too: there is another mistake"
+                     % (first["step"], upto, first["text"], " OR ".join(said(m) for m in fits[:2])))
+        return lines, None
+    lines.append("diagnosis: no known mistake matches; start from the first STEP reported above")
+    return lines, None
+
+
+def same_tensor_lines(case, ex):
+    """A printed tensor that is not what it should be but equals another tensor of the
+    lesson, or one the lab printed before it: a copy-paste slip that no catalogue lists."""
+    lesson = ex.predict(case["text"], ())
+    lines = []
+    for _, name, _ in TENSORS:
+        block = case["blocks"][name]
+        if not isinstance(block, dict) or compare(block, lesson[name], name)[0] is None:
+            continue
+        for _, other, _ in TENSORS:
+            if other != name and compare(block, lesson[other])[0] is None:
+                lines.append("same tensor: the %s printed in case %s equal the lesson's %s: was one "
+                             "written where the other belongs?" % (name, case["text"], other))
+                break
+            theirs = case["blocks"][other]
+            if other == name:
+                break
+            if isinstance(theirs, dict) and theirs["shape"] == block["shape"] and \
+                    theirs["rows"] == block["rows"] and theirs["cols"] == block["cols"] and \
+                    bool(agreeing(block["values"], theirs["values"]).all()):
+                lines.append("same tensor: the %s printed in case %s equal the %s it printed: was "
+                             "one written where the other belongs?" % (name, case["text"], other))
+                break
+    return lines
 
 
 # --- one case, then all ---------------------------------------------------------------
 
-def check_case(lab, text, timeout, mistakes):
-    """Checks one case; returns {"ok", "lines" (the report), "step", "fits" (the ids of the
-    known mistakes that explain this case's numbers, or None when it tells nothing)}."""
+def check_case(lab, text, timeout):
+    """Checks one case: a dict with text, ok, lines (the report), step and name (of the first
+    difference), blocks (what was read, or None), fills (finite fills as good as -inf) and
+    timed_out."""
     import reference_attention
     case = parse_case(text)
-    cmd, status, out, err, problem = run_lab(lab, case, timeout)
-    result = {"ok": False, "step": None, "fits": None, "lines": []}
+    cmd, status, out, err, problem, timed_out = run_lab(lab, case, timeout)
+    result = {"text": text, "ok": False, "step": None, "name": None, "blocks": None,
+              "fills": set(), "lines": [], "timed_out": timed_out}
     if problem:
         result["lines"] = ["the lab " + problem]
     else:
         blocks = {name: read_block(out, header) for _, name, header in TENSORS}
         args = (case["seed"], case["tokens"], case["embed"], case["head"])
         expected = reference_attention.attention(*args, scale=case["scale"], mask=case["mask"])
-        diff = first_difference(blocks, expected)
+        diff = first_difference(blocks, expected, result["fills"])
         if diff:
             step, name, what = diff
-            result["step"] = step
+            result.update(step=step, name=name)
             result["lines"] = ["STEP %s: %s: %s" % (step, name, what),
                                "later steps are not judged: they follow from this one"]
             if what == "was not printed" and status not in (0, 1):
-                result["lines"].append("the lab exited %d%s" % (status, ": " + err.splitlines()[0] if err else ""))
+                result["lines"].append("the lab exited %d%s" % (status, ": " + err.splitlines()[0][:200] if err else ""))
         else:
             yes = lambda ok: "YES" if ok else "NO"
             verdict = "STEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s" % (
@@ -221,46 +483,55 @@ def check_case(lab, text, timeout, mistakes):
             if verdict not in out:
                 got = [line for line in out if line.startswith("STEP 7")]
                 result["step"] = "7"
-                result["lines"] = ["STEP 7: printed %r, expected %r" % (got[0] if got else "no STEP 7 line", verdict)]
+                result["lines"] = ["STEP 7: printed %r, expected %r" % (got[0][:120] if got else "no STEP 7 line", verdict)]
             elif status != want_exit:
                 result["step"] = "7"
-                result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % err.splitlines()[0] if err else "")]
+                result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % err.splitlines()[0][:200] if err else "")]
             else:
                 result["ok"] = True
-        if any(block is not None for block in blocks.values()):  # something to explain
-            result["fits"] = {m["id"] for m in mistakes
-                              if explains(blocks, reference_attention.attention(*args, scale=case["scale"], mask=case["mask"], mistake=m))}
+        if any(isinstance(b, dict) for b in blocks.values()):  # something to explain
+            result["blocks"] = blocks
     if not result["ok"]:
         result["lines"].append("command: " + " ".join(cmd))
     return result
 
 
+def fill_note(fills):
+    shown_fills = ", ".join("%g" % f for f in sorted(fills)[:3])
+    return ("note: the lab fills the future with %s where the lesson uses -inf; softmax gives "
+            "both a weight of exactly 0 here, so the numbers agree. The lesson uses -inf because "
+            "it gives 0 for scores of any size, and a printout shows plainly what is masked."
+            % shown_fills)
+
+
 def check(lab, cases, timeout=TIMEOUT, echo=print):
-    """Checks every case and prints the report; returns (all OK, results, diagnosed id or None)."""
+    """Checks every case and prints the report; returns (all OK, results, diagnosed or None).
+    After a case runs out of time the remaining cases are not run: each would wait as long."""
     from mistakes import MISTAKES
     results = []
-    for text in cases:
-        r = check_case(lab, text, timeout, MISTAKES)
+    for n, text in enumerate(cases):
+        r = check_case(lab, text, timeout)
         echo("%s  %s" % ("OK    " if r["ok"] else "NOT OK", text))
         for line in r["lines"]:
             echo("        " + line)
         results.append((text, r))
+        if r["timed_out"] and n + 1 < len(cases):
+            echo("NOT RUN %s: the lab ran out of time in case %s, and would again"
+                 % (" ".join(cases[n + 1:]), text))
+            break
+    fills = set().union(*(r["fills"] for _, r in results))
+    if fills:
+        echo(fill_note(fills))
     diagnosed = None
     if not all(r["ok"] for _, r in results):
-        fits = [r["fits"] for _, r in results if r["fits"] is not None]
-        common = set.intersection(*fits) if fits else set()
-        if len(common) == 1:
-            diagnosed = common.pop()
-            m = next(m for m in MISTAKES if m["id"] == diagnosed)
-            echo("diagnosis: %s, %s" % (m["did"], m["fix"]))
-        elif common:
-            echo("diagnosis: no known mistake matches: %d of them fit these numbers equally (%s)"
-                 % (len(common), ", ".join(sorted(common))))
-        else:
-            echo("diagnosis: no known mistake matches; start from the first STEP reported above")
+        lines, diagnosed = diagnose([r for _, r in results], MISTAKES)
+        for line in lines:
+            echo(line)
     passed = sum(1 for _, r in results if r["ok"])
-    echo("%d passed, %d failed" % (passed, len(results) - passed))
-    return passed == len(results), results, diagnosed
+    not_run = len(cases) - len(results)
+    echo("%d passed, %d failed%s" % (passed, len(results) - passed,
+                                     ", %d not run" % not_run if not_run else ""))
+    return passed == len(cases), results, diagnosed
 
 
 # --- the command ---------------------------------------------------------------------
@@ -283,16 +554,25 @@ def python_with_torch():
 
 
 def parse_args(argv):
-    timeout = TIMEOUT
-    if argv[:1] == ["--timeout"]:
-        try:
-            timeout = float(argv[1])
-            assert 0 < timeout <= 3600
-        except (IndexError, ValueError, AssertionError):
-            raise Usage("--timeout takes a number of seconds from 0 to 3600")
+    """(lab, cases, timeout, report file or None) from the command line."""
+    timeout, report = TIMEOUT, None
+    while argv[:1] in (["--timeout"], ["--report"]):
+        if argv[0] == "--timeout":
+            try:
+                timeout = float(argv[1])
+                assert 0 < timeout <= 3600
+            except (IndexError, ValueError, AssertionError):
+                raise Usage("--timeout takes a number of seconds from 0 to 3600")
+        elif len(argv) < 2 or not argv[1] or os.path.isdir(argv[1]) or \
+                not os.path.isdir(os.path.dirname(os.path.abspath(argv[1]))):
+            raise Usage("--report takes the path of a file to write the report to, in a folder "
+                        "that exists%s" % (", not %r" % argv[1][:80] if argv[1:] else ""))
+        else:
+            report = argv[1]
         argv = argv[2:]
     if not argv or argv[0].startswith("-"):
-        raise Usage("usage: check_lab.py [--timeout SECONDS] LAB [CASE ...] (see the top of the file)")
+        raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] LAB [CASE ...] "
+                    "(see the top of the file)")
     lab, cases = argv[0], argv[1:] or DEFAULT_CASES
     if not os.path.isfile(lab):
         raise Usage("no lab at %r: give the path of a built lab04_attention" % lab)
@@ -300,18 +580,35 @@ def parse_args(argv):
         raise Usage("%r is not executable: give the path of a built lab04_attention" % lab)
     for case in cases:
         parse_case(case)
-    return os.path.abspath(lab), cases, timeout
+    return os.path.abspath(lab), cases, timeout, report
+
+
+def write_report(path, ok, lines):
+    """The report in a file, first line OK or NOT OK, written whole or not at all."""
+    with open(path + ".new", "w") as f:
+        f.write("%s\n%s\n" % ("OK" if ok else "NOT OK", "\n".join(lines)))
+    os.replace(path + ".new", path)
 
 
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # "| head" ends the checker quietly
+    report = None
     try:
-        lab, cases, timeout = parse_args(argv)
+        lab, cases, timeout, report = parse_args(argv)
+        if report and os.path.exists(report):
+            os.remove(report)  # no verdict stays behind from an earlier lab
         python_with_torch()
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import torch
-        print("check_lab: %s against the reference (%s, torch %s)" % (lab, sys.executable, torch.__version__))
-        ok, _, _ = check(lab, cases, timeout)
+        lines = ["check_lab: %s against the reference (%s, torch %s)" % (lab, sys.executable, torch.__version__)]
+        print(lines[0], flush=True)
+
+        def echo(line):
+            lines.append(line)
+            print(line, flush=True)
+        ok, _, _ = check(lab, cases, timeout, echo)
+        if report:
+            write_report(report, ok, lines)
         return 0 if ok else 1
     except Usage as e:
         print("check_lab: %s" % e, file=sys.stderr)

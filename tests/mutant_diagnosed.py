@@ -1,11 +1,15 @@
-"""Passes when check_lab.py finds a mutant of the lab at the right STEP and names its mistake.
+"""Passes when check_lab.py judges a mutant of the lab as it should.
 
-usage: mutant_diagnosed.py MUTANT MISTAKE
-  MUTANT   a lab built with one known mistake (tests/CMakeLists.txt makes them)
-  MISTAKE  the id of that mistake in mistakes.py, whose "step" is where it must be found
+usage: mutant_diagnosed.py MUTANT EXPECTED [REPORT_HAS]
+  MUTANT     a lab built with an edit (tests/CMakeLists.txt makes them)
+  EXPECTED   the id of its mistake in mistakes.py, whose "step" is where it must be found;
+             two ids joined by + for two mistakes; "none" for the lesson written another
+             way (every case must be OK); "unknown" for a mistake the catalogue does not
+             list (some case NOT OK, and no mistake named)
+  REPORT_HAS a text that the checker's report must hold
 
-Runs the checker on the default cases and prints its report; then NOT OK unless some case
-failed, every failing case failed first at the mistake's STEP, and the diagnosis is MISTAKE.
+Runs the checker on the default cases and prints its report, then OK or NOT OK with what
+was expected and what came.
 """
 import sys
 
@@ -14,26 +18,42 @@ from mistakes import MISTAKES
 
 
 def main():
+    if len(sys.argv) not in (3, 4):
+        print("mutant_diagnosed: usage: mutant_diagnosed.py MUTANT EXPECTED [REPORT_HAS]", file=sys.stderr)
+        return 2
     mutant, want = sys.argv[1:3]
-    entry = next((m for m in MISTAKES if m["id"] == want), None)
-    if entry is None:
+    report_has = sys.argv[3] if len(sys.argv) == 4 else None
+    ids = [] if want in ("none", "unknown") else want.split("+")
+    entries = [next((m for m in MISTAKES if m["id"] == i), None) for i in ids]
+    if None in entries:
         print("mutant_diagnosed: no mistake %r in mistakes.py" % want, file=sys.stderr)
         return 2
-    _, results, diagnosed = check_lab.check(mutant, check_lab.DEFAULT_CASES)
+    report = []
+
+    def echo(line):
+        report.append(line)
+        print(line)
+    ok, results, diagnosed = check_lab.check(mutant, check_lab.DEFAULT_CASES, echo=echo)
     problems = []
     failed = [(case, r) for case, r in results if not r["ok"]]
-    if not failed:
+    if want == "none":
+        problems += ["case %s: NOT OK, expected OK (the lesson written another way)" % case for case, _ in failed]
+    elif not failed:
         problems.append("the checker passed this mutant: every case OK")
+    steps = {m["step"] for m in entries}
     for case, r in failed:
-        if r["step"] != entry["step"]:
-            problems.append("case %s: NOT OK at STEP %s, expected STEP %s" % (case, r["step"], entry["step"]))
-    if diagnosed != want:
+        if entries and r["step"] not in steps:
+            problems.append("case %s: NOT OK at STEP %s, expected STEP %s" % (case, r["step"], " or ".join(sorted(steps))))
+    if entries and diagnosed != want:
         problems.append("diagnosed as %s, expected %s" % (diagnosed or "no known mistake", want))
+    if want == "unknown" and diagnosed:
+        problems.append("diagnosed as %s, expected no known mistake" % diagnosed)
+    if report_has and not any(report_has in line for line in report):
+        problems.append("the report lacks %r" % report_has)
     for p in problems:
         print("NOT OK: " + p)
     if not problems:
-        print("OK: found at STEP %s in %d of %d cases and diagnosed as %s" % (
-            entry["step"], len(failed), len(results), want))
+        print("OK: judged as expected (%s)" % want)
     return 1 if problems else 0
 
 

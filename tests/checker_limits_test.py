@@ -1,0 +1,72 @@
+"""The checker's limits hold whatever the lab does (fake_lab.sh plays the lab).
+
+usage: checker_limits_test.py FAKE_LAB
+
+A lab that prints forever, on standard output or on standard error, is stopped once it has
+printed MAX_STDOUT (or MAX_STDERR) and reported NOT OK, and the checker's peak memory stays
+under 300 MB; a lab that never ends costs one time limit: the cases after it are not run.
+Prints OK or NOT OK for each, with what was expected and what came.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import check_lab
+
+LIMIT_MB = 300
+TIMEOUT = "3"
+
+
+def run_checker(fake, cases):
+    """Runs check_lab.py in a child: (exit status, stdout, stderr, the child's peak memory in
+    MB, from wait4, which reports that child alone)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen([sys.executable, check_lab.__file__, "--timeout", TIMEOUT, fake] + cases,
+                                 stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (child.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
+                usage.ru_maxrss / 1024)
+
+
+def main(argv):
+    if len(argv) != 1 or not os.access(argv[0], os.X_OK):
+        print("checker_limits_test: usage: checker_limits_test.py FAKE_LAB", file=sys.stderr)
+        return 2
+    fake = argv[0]
+    mb = check_lab.MAX_STDOUT >> 20
+    checks = [
+        ("a lab that prints forever is stopped", ["5,4,6,6"],
+         ["NOT OK  5,4,6,6", "printed more than %d MB of output without finishing" % mb,
+          "the last STEP line it printed: 'STEP 1: input x is 4 tokens x 6 dims'"]),
+        ("a lab that prints forever on standard error is stopped", ["6,4,6,6"],
+         ["NOT OK  6,4,6,6", "printed more than %d kB of standard error" % (check_lab.MAX_STDERR >> 10)]),
+        ("a lab that never ends costs one time limit: the cases after it are not run",
+         ["4,4,6,6", "1,4,6,6", "2,4,6,6"],
+         ["did not finish within %s s" % TIMEOUT, "NOT RUN 1,4,6,6 2,4,6,6: the lab ran out of time in case 4,4,6,6",
+          "0 passed, 1 failed, 2 not run"]),
+        ("a lab whose child keeps its output open is stopped with the child", ["7,4,6,6"],
+         ["NOT OK  7,4,6,6", "did not finish within %s s" % TIMEOUT]),
+    ]
+    failed = 0
+    for what, cases, wanted in checks:
+        status, out, err, peak = run_checker(fake, cases)
+        problems = ["exit status %d, expected 1 (stderr: %s)" % (status, err.strip()[:200])] if status != 1 else []
+        problems += ["the report lacks %r" % w for w in wanted if w not in out]
+        if peak >= LIMIT_MB:
+            problems.append("the checker's peak memory was %.0f MB, the limit is %d MB" % (peak, LIMIT_MB))
+        print("%s  %s (peak memory %.0f MB)" % ("NOT OK" if problems else "OK    ", what, peak))
+        for p in problems:
+            print("        " + p)
+        if problems:
+            print("        its report:\n" + "\n".join("          " + l for l in out.splitlines()[:20]))
+        failed += bool(problems)
+    print("%d passed, %d failed" % (len(checks) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

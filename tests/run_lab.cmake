@@ -3,10 +3,11 @@
 #   cmake -DLAB=<lab> -DARGS=<arguments joined by |> [-DEXIT=N] [-DGOLDEN=<file>]
 #         [-DSTDOUT=empty] [-DSTDOUT_HAS=<a|b>] [-DSTDOUT_LACKS=<a|b>]
 #         [-DSTDERR=empty|one-line] [-DSTDERR_HAS=<a|b>] [-DTTY=1] [-DENV=<NAME=value>]
-#         [-DFULL_DISK=1]
+#         [-DFULL_DISK=1] [-DREPORT=<the checker's report>]
 #         -P run_lab.cmake
 # A piece of text to look for cannot hold | ; [ or ] (CMake list syntax); "<ESC>" in it
 # stands for the escape character.
+include(${CMAKE_CURRENT_LIST_DIR}/skip_if_numbers_wrong.cmake)
 string(REPLACE "|" ";" args "${ARGS}")
 set(command "${LAB}" ${args})
 if(TTY)  # through script(1), so that the lab's standard output is a terminal

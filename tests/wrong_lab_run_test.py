@@ -1,0 +1,95 @@
+"""A student's failing run reads as one report: the README's test command, run on a copy of
+the project whose lab has one mistake, fails exactly one test (the checker's), skips the
+tests that need right numbers, prints at most MAX_LINES lines, and ends with the diagnosis.
+
+usage: wrong_lab_run_test.py PROJECT_DIR WRONG_LAB_CPP WORK_DIR DIAGNOSIS
+
+  PROJECT_DIR    the project (its CMakeLists.txt, CMakePresets.json, README.md and tests/)
+  WRONG_LAB_CPP  a lab04_attention.cpp with a mistake (a mutant of tests/CMakeLists.txt)
+  WORK_DIR       a folder for the copy (emptied first)
+  DIAGNOSIS      words that the diagnosis line must hold
+
+Configures the copy with the default preset, then runs the README's test command there, as
+.ci/run reads it (the code block after <!-- test -->). Prints OK or NOT OK for each promise.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+MAX_LINES = 100
+LAST = 15  # the diagnosis must stand in this many last lines
+
+
+def readme_command(readme, marker):
+    lines = open(readme).read().splitlines()
+    start = lines.index("<!-- %s -->" % marker) + 1
+    fence = next(n for n in range(start, len(lines)) if lines[n].startswith("```"))
+    end = next(n for n in range(fence + 1, len(lines)) if lines[n].startswith("```"))
+    return "\n".join(lines[fence + 1:end])
+
+
+def main(argv):
+    if len(argv) != 4 or not os.path.isfile(os.path.join(argv[0], "README.md")) or not os.path.isfile(argv[1]):
+        print("wrong_lab_run_test: usage: wrong_lab_run_test.py PROJECT_DIR WRONG_LAB_CPP WORK_DIR DIAGNOSIS",
+              file=sys.stderr)
+        return 2
+    project, wrong, work, diagnosis = argv
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    for name in ("CMakeLists.txt", "CMakePresets.json", "README.md", ".clang-format"):
+        if os.path.exists(os.path.join(project, name)):
+            shutil.copy(os.path.join(project, name), work)
+    shutil.copytree(os.path.join(project, "tests"), os.path.join(work, "tests"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(wrong, os.path.join(work, "lab04_attention.cpp"))
+    configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
+    if configure.returncode != 0:
+        print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
+        return 1
+    command = readme_command(os.path.join(project, "README.md"), "test")
+    print("ran in %s: %s" % (work, command))
+    run = subprocess.run(["bash", "-c", command], cwd=work, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    lines = run.stdout.splitlines()
+    last = "\n".join(lines[-LAST:])
+    checks = [
+        ("the command fails", run.returncode != 0, "exit status %d" % run.returncode),
+        ("ctest counts exactly one failed test", re.search(r"\b1 tests failed out of", run.stdout) is not None,
+         next((l for l in lines if "tests failed out of" in l), "no ctest summary")),
+        ("it prints at most %d lines" % MAX_LINES, len(lines) <= MAX_LINES, "%d lines" % len(lines)),
+        ("its last %d lines hold the diagnosis" % LAST,
+         any(l.strip().startswith("diagnosis") and diagnosis in l for l in lines[-LAST:]), "last lines:\n" + last),
+        ("its last %d lines say where the whole report is" % LAST, "The whole report:" in last, "last lines:\n" + last),
+    ]
+    try:
+        suite = ET.parse(os.path.join(work, "build", "junit.xml")).getroot()
+        cases = list(suite.iter("testcase"))
+        failures = [c.get("name") for c in cases if c.find("failure") is not None]
+        skipped = [c.get("name") for c in cases if c.find("skipped") is not None]
+        checks += [
+            ("JUnit holds one failure, the checker's, with the diagnosis in its message",
+             len(failures) == 1 and diagnosis in (cases[[c.get("name") for c in cases].index(failures[0])]
+                                                  .find("failure").get("message") or ""),
+             "failures: %s" % failures),
+            ("JUnit marks the tests that need right numbers skipped", len(skipped) >= 10,
+             "%d skipped: %s" % (len(skipped), skipped)),
+        ]
+    except (OSError, ET.ParseError, ValueError) as e:
+        checks.append(("JUnit report", False, "cannot read it: %s" % e))
+    failed = 0
+    for what, ok, got in checks:
+        print("%s  %s" % ("OK    " if ok else "NOT OK", what))
+        if not ok:
+            print("        got: " + got.replace("\n", "\n        "))
+            failed += 1
+    if failed:
+        print("--- the command's whole output ---\n" + run.stdout)
+    print("%d passed, %d failed" % (len(checks) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

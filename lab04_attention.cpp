@@ -53,6 +53,7 @@ void print_heatmap(const torch::Tensor& weights);                             //
 const char* what_failed(bool sums_ok, bool causal_ok);  // STEP 7's message on failure
 void use_a_fixed_number_of_threads();                   // same bits on every run
 int finish_output(int status);  // flushes stdout; exit 3 if the output could not be written
+[[noreturn]] void not_written_yet(int step, const char* hint);  // a starter's blank: exit 4
 
 // ---------------------------------------------------------------------------
 // The lesson.
@@ -305,7 +306,8 @@ void print_usage() {
       "\n"
       "Matrices with more than %lld rows or columns show only their first and last %lld.\n"
       "Exit status: 0 both checks of STEP 7 hold, 1 a check failed, 2 bad options,\n"
-      "3 LibTorch raised an error, or the output could not be written.\n",
+      "3 LibTorch raised an error, or the output could not be written,\n"
+      "4 a step is not written yet (in a starter, where a TODO stands for it).\n",
       (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxDigits,
       (long long)kShowAll, (long long)kShowEnds);
 }
@@ -433,4 +435,13 @@ int finish_output(int status) {
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
   std::fprintf(stderr, "lab04_attention: cannot write the output: %s\n", std::strerror(errno));
   return 3;
+}
+
+// In a starter (the lab with steps left for the student; see the README), a TODO stands where
+// a step's code was, and calls this: it says which step is missing and what it should define,
+// and ends the run with its own exit status, 4.
+constexpr int kNotWrittenYet = 4;
+void not_written_yet(int step, const char* hint) {
+  std::printf("\nSTEP %d: not written yet: %s\n", step, hint);
+  std::exit(finish_output(kNotWrittenYet));
 }

@@ -138,8 +138,11 @@ def run_lab(lab, case, timeout):
            "--head", str(case["head"]), "--digits", "9", "--verbose"]
     cmd += [] if case["scale"] else ["--no-scale"]
     cmd += [] if case["mask"] else ["--no-mask"]
+    # stdbuf: the lab's output line by line, so that a crash or a time-out loses none of what
+    # it printed before (a pipe is otherwise written in blocks, and a killed lab's block is lost).
+    line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(line_by_line + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
         return cmd, None, [], "", "could not be started: %s" % e.strerror, False
@@ -460,9 +463,11 @@ def check_case(lab, text, timeout):
     case = parse_case(text)
     cmd, status, out, err, problem, timed_out = run_lab(lab, case, timeout)
     result = {"text": text, "ok": False, "step": None, "name": None, "blocks": None,
-              "fills": set(), "lines": [], "timed_out": timed_out}
+              "fills": set(), "lines": [], "timed_out": timed_out, "out": out, "status": status,
+              "problem": problem}
     if problem:
         result["lines"] = ["the lab " + problem]
+        result["parsed"] = {name: read_block(out, header) for _, name, header in TENSORS}  # for a grade
     else:
         blocks = {name: read_block(out, header) for _, name, header in TENSORS}
         args = (case["seed"], case["tokens"], case["embed"], case["head"])
@@ -489,6 +494,7 @@ def check_case(lab, text, timeout):
                 result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % err.splitlines()[0][:200] if err else "")]
             else:
                 result["ok"] = True
+        result["parsed"] = blocks
         if any(isinstance(b, dict) for b in blocks.values()):  # something to explain
             result["blocks"] = blocks
     if not result["ok"]:
@@ -527,11 +533,185 @@ def check(lab, cases, timeout=TIMEOUT, echo=print):
         lines, diagnosed = diagnose([r for _, r in results], MISTAKES)
         for line in lines:
             echo(line)
+        wrong = steps_wrong_in_themselves([r for _, r in results])
+        if wrong:
+            echo("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))
     passed = sum(1 for _, r in results if r["ok"])
     not_run = len(cases) - len(results)
     echo("%d passed, %d failed%s" % (passed, len(results) - passed,
                                      ", %d not run" % not_run if not_run else ""))
     return passed == len(cases), results, diagnosed
+
+
+# --- grades: each step judged on the lab's own inputs ---------------------------------
+
+# The cases of a grade print every entry (no size above 16), so that each step can be
+# recomputed from what the lab printed for the step before it.
+GRADE_CASES = ["3,4,6,6", "7,5,8,3", "0,1,1,1", "11,12,6,9,no-scale", "3,4,6,6,no-mask", "42,16,12,4"]
+STEP_NAMES = {1: "the input x", 2: "query, key and value", 3: "the scores", 4: "the causal mask",
+              5: "softmax", 6: "the output", 7: "the two checks and the exit status"}
+
+
+def full(block, name):
+    """The printed tensor as a float64 tensor, when every entry was printed; else None."""
+    if not isinstance(block, dict):
+        return None
+    rows, cols = block["shape"]
+    if block["rows"] != list(range(rows)) or block["cols"] != list(range(cols)):
+        return None
+    return block["values"]
+
+
+def judge_steps(result, case):
+    """{step: None when right, else what is wrong} for one case of a lab, each step judged on
+    the lab's own printed inputs (STEP 1 and 2 against the reference: their inputs are random
+    draws the lab does not print). A step missing from this dict was not judged here."""
+    import torch
+    import reference_attention
+    out, blocks = result["out"], result.get("parsed") or {}
+    got = {name: blocks.get(name) for _, name, _ in TENSORS}
+    ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
+                                        scale=case["scale"], mask=case["mask"])
+    verdicts = {}
+
+    def judge(step, name, expected, of):
+        block = got[name]
+        if block is None or isinstance(block, str):
+            verdicts.setdefault(step, "%s %s" % (name, "was not printed" if block is None else block))
+        else:
+            problem = compare(block, expected, name)[0]
+            if problem:
+                verdicts.setdefault(step, "%s is not %s: %s" % (name, of, problem))
+            else:
+                verdicts.setdefault(step, None)
+
+    judge(1, "x", ref["x"], "the reference's")
+    for name in ("q", "k", "v"):
+        judge(2, name, ref[name], "the reference's")
+    q, k, v = (full(got[n], n) for n in ("q", "k", "v"))
+    if q is not None and k is not None:
+        scores = q @ k.transpose(0, 1)
+        if case["scale"]:
+            scores = scores * (1.0 / case["head"] ** 0.5)
+        judge(3, "scores", scores, "its q times its k transposed%s" % (", scaled" if case["scale"] else ""))
+    scores = full(got["scores"], "scores")
+    if scores is not None:
+        tril = torch.ones(scores.shape, dtype=torch.bool).tril()
+        masked = scores.masked_fill(~tril, float("-inf")) if case["mask"] else scores
+        judge(4, "masked scores", masked, "its scores with the future masked" if case["mask"] else "its scores")
+    masked = full(got["masked scores"], "masked scores")
+    if masked is not None:
+        judge(5, "weights", torch.softmax(masked, dim=-1), "softmax of its masked scores")
+    weights = full(got["weights"], "weights")
+    if weights is not None and v is not None:
+        judge(6, "out", weights @ v, "its weights times its v")
+    if weights is not None:
+        sums = bool(torch.allclose(weights.sum(-1), torch.ones(weights.shape[0], dtype=torch.float64),
+                                   rtol=1e-5, atol=1e-6))
+        upper = weights.masked_fill(torch.ones(weights.shape, dtype=torch.bool).tril(), 0.0)
+        causal = bool(upper.abs().max().item() < 1e-9)
+        yes = lambda ok: "YES" if ok else "NO"
+        verdict = "STEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s" % (yes(sums), yes(causal))
+        want = 0 if sums and causal else 1
+        if verdict not in out:
+            printed = [l for l in out if l.startswith("STEP 7")]
+            verdicts[7] = "printed %r, right for its weights: %r" % (printed[0][:100] if printed else "no STEP 7 line", verdict)
+        elif result["status"] != want:
+            verdicts[7] = "exit status %s, expected %d for its verdicts" % (result["status"], want)
+        else:
+            verdicts[7] = None
+    return verdicts
+
+
+def grade_steps(results):
+    """{step: None when right in every case it was judged in, else (case, what is wrong)}
+    over the results of check_case; a step judged in no case is "never printed"."""
+    grades = {}
+    for r in results:
+        case = parse_case(r["text"])
+        for step, problem in judge_steps(r, case).items():
+            if grades.get(step, None) is None and step in grades:
+                if problem:
+                    grades[step] = (r["text"], problem)
+            elif step not in grades:
+                grades[step] = (r["text"], problem) if problem else None
+    for step in range(1, 8):
+        if step not in grades:
+            grades[step] = ("every case", "never printed")
+    # A starter's blank: the run stops at the first step not written yet.
+    blank = min((int(m.group(1)) for r in results for l in r["out"]
+                 for m in [re.match(r"^STEP (\d): not written yet", l)] if m), default=None)
+    if blank:
+        for step in range(blank, 8):
+            if grades[step] is not None:
+                grades[step] = ("every case", "not written yet" if step == blank else
+                                "not reached: the run stops at STEP %d, not written yet" % blank)
+    return grades
+
+
+def steps_wrong_in_themselves(results):
+    """The steps that are wrong on the lab's own inputs, in the cases that print every entry."""
+    whole = [r for r in results if r["blocks"] is not None
+             and all(n <= SHOW_ALL for n in list(parse_case(r["text"]).values())[1:4])]
+    if not whole:
+        return []
+    grades = grade_steps(whole)
+    return [n for n in range(1, 8) if grades[n] is not None and grades[n][1] not in ("never printed",)]
+
+
+def parse_points(text):
+    try:
+        points = [float(p) for p in text.split(",")]
+        assert len(points) == 7 and all(0 <= p <= 1000 for p in points) and sum(points) > 0
+    except (ValueError, AssertionError):
+        raise Usage("--points takes 7 numbers from 0 to 1000, one for each STEP, joined by commas "
+                    "(such as 1,1,2,2,2,1,1), not %r" % text[:80])
+    return points
+
+
+def grade(lab, cases, timeout, points, echo=print):
+    """Grades the lab: every STEP right in every case earns its points. Returns (score,
+    total, grades, per-step report lines)."""
+    results = []
+    for n, text in enumerate(cases):
+        r = check_case(lab, text, timeout)
+        results.append(r)
+        if r["problem"]:
+            echo("case %s: the lab %s" % (text, r["problem"]))
+        if r["timed_out"] and n + 1 < len(cases):
+            echo("NOT RUN %s: the lab ran out of time in case %s, and would again" % (" ".join(cases[n + 1:]), text))
+            break
+    grades = grade_steps(results)
+    score, total, parts = 0.0, sum(points), {}
+    for step in range(1, 8):
+        g = grades[step]
+        earned = points[step - 1] if g is None else 0.0
+        score += earned
+        line = "STEP %d  %-36s %s/%s  %s" % (step, STEP_NAMES[step], fmt(earned), fmt(points[step - 1]),
+                                            "right in every case" if g is None else "wrong in case %s: %s" % g
+                                            if g[0] != "every case" else g[1])
+        parts[step] = line
+        echo(line)
+    echo("score: %s/%s" % (fmt(score), fmt(total)))
+    return score, total, grades, parts
+
+
+def fmt(x):
+    return ("%g" % x)
+
+
+def gradescope_results(score, grades, parts, points, path):
+    """Writes Gradescope's results.json: a test per STEP (score, max_score, output: that
+    step's line of the report) and the total score."""
+    import json
+    tests = [{"name": "STEP %d: %s" % (n, STEP_NAMES[n]), "number": str(n),
+              "score": float(points[n - 1]) if grades[n] is None else 0.0,
+              "max_score": float(points[n - 1]), "output": parts[n]} for n in range(1, 8)]
+    data = {"score": float(score), "output": "score: %s/%s" % (fmt(score), fmt(sum(points))),
+            "stdout_visibility": "visible", "tests": tests}
+    with open(path + ".new", "w") as f:
+        json.dump(data, f, indent=2)
+    os.replace(path + ".new", path)
 
 
 # --- the command ---------------------------------------------------------------------
@@ -554,33 +734,47 @@ def python_with_torch():
 
 
 def parse_args(argv):
-    """(lab, cases, timeout, report file or None) from the command line."""
-    timeout, report = TIMEOUT, None
-    while argv[:1] in (["--timeout"], ["--report"]):
-        if argv[0] == "--timeout":
+    """The command line as a dict: lab, cases, timeout, report, grade, points, step, gradescope."""
+    args = {"timeout": TIMEOUT, "report": None, "grade": False, "points": [1.0] * 7, "step": None,
+            "gradescope": None}
+    while argv[:1] and argv[0] in ("--timeout", "--report", "--grade", "--points", "--step", "--gradescope"):
+        option, value = argv[0], argv[1] if len(argv) > 1 else None
+        if option == "--grade":
+            args["grade"] = True
+            argv = argv[1:]
+            continue
+        if option == "--timeout":
             try:
-                timeout = float(argv[1])
-                assert 0 < timeout <= 3600
-            except (IndexError, ValueError, AssertionError):
+                args["timeout"] = float(value)
+                assert 0 < args["timeout"] <= 3600
+            except (TypeError, ValueError, AssertionError):
                 raise Usage("--timeout takes a number of seconds from 0 to 3600")
-        elif len(argv) < 2 or not argv[1] or os.path.isdir(argv[1]) or \
-                not os.path.isdir(os.path.dirname(os.path.abspath(argv[1]))):
-            raise Usage("--report takes the path of a file to write the report to, in a folder "
-                        "that exists%s" % (", not %r" % argv[1][:80] if argv[1:] else ""))
-        else:
-            report = argv[1]
+        elif option == "--points":
+            args["points"] = parse_points(value or "")
+        elif option == "--step":
+            if value not in [str(n) for n in range(1, 8)]:
+                raise Usage("--step takes a STEP number from 1 to 7, not %r" % (value or "")[:20])
+            args["step"] = int(value)
+        else:  # --report, --gradescope: a file to write
+            if not value or os.path.isdir(value) or not os.path.isdir(os.path.dirname(os.path.abspath(value))):
+                raise Usage("%s takes the path of a file to write the report to, in a folder that "
+                            "exists%s" % (option, ", not %r" % value[:80] if value else ""))
+            args[option[2:]] = value
         argv = argv[2:]
+    if (args["step"] or args["gradescope"] or args["points"] != [1.0] * 7) and not args["grade"]:
+        raise Usage("--points, --step and --gradescope go with --grade")
     if not argv or argv[0].startswith("-"):
-        raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] LAB [CASE ...] "
-                    "(see the top of the file)")
-    lab, cases = argv[0], argv[1:] or DEFAULT_CASES
+        raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] [--grade [--points "
+                    "P1,...,P7] [--step N] [--gradescope FILE]] LAB [CASE ...] (see the top of the file)")
+    lab, cases = argv[0], argv[1:] or (GRADE_CASES if args["grade"] else DEFAULT_CASES)
     if not os.path.isfile(lab):
         raise Usage("no lab at %r: give the path of a built lab04_attention" % lab)
     if not os.access(lab, os.X_OK):
         raise Usage("%r is not executable: give the path of a built lab04_attention" % lab)
     for case in cases:
         parse_case(case)
-    return os.path.abspath(lab), cases, timeout, report
+    args.update(lab=os.path.abspath(lab), cases=cases)
+    return args
 
 
 def write_report(path, ok, lines):
@@ -592,23 +786,29 @@ def write_report(path, ok, lines):
 
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # "| head" ends the checker quietly
-    report = None
     try:
-        lab, cases, timeout, report = parse_args(argv)
-        if report and os.path.exists(report):
-            os.remove(report)  # no verdict stays behind from an earlier lab
+        args = parse_args(argv)
+        if args["report"] and os.path.exists(args["report"]):
+            os.remove(args["report"])  # no verdict stays behind from an earlier lab
         python_with_torch()
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import torch
-        lines = ["check_lab: %s against the reference (%s, torch %s)" % (lab, sys.executable, torch.__version__)]
+        lines = ["check_lab: %s %s against the reference (%s, torch %s)" % (
+            "grading" if args["grade"] else "checking", args["lab"], sys.executable, torch.__version__)]
         print(lines[0], flush=True)
 
         def echo(line):
             lines.append(line)
             print(line, flush=True)
-        ok, _, _ = check(lab, cases, timeout, echo)
-        if report:
-            write_report(report, ok, lines)
+        if args["grade"]:
+            score, total, grades, parts = grade(args["lab"], args["cases"], args["timeout"], args["points"], echo)
+            if args["gradescope"]:
+                gradescope_results(score, grades, parts, args["points"], args["gradescope"])
+            ok = grades[args["step"]] is None if args["step"] else score == total
+        else:
+            ok, _, _ = check(args["lab"], args["cases"], args["timeout"], echo)
+        if args["report"]:
+            write_report(args["report"], ok, lines)
         return 0 if ok else 1
     except Usage as e:
         print("check_lab: %s" % e, file=sys.stderr)

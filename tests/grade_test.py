@@ -1,0 +1,65 @@
+"""check_lab.py --grade takes from a lab exactly the points of the steps it got wrong.
+
+usage: grade_test.py [--report FILE] LAB LOST
+  LAB   a built lab (the lesson, or a mutant of tests/CMakeLists.txt)
+  LOST  the STEPs it must lose, joined by commas, or "none" for full marks
+  --report FILE  the checker's report on LAB (check_lab.py --report): when it says NOT OK
+        about this build of LAB, the test says SKIPPED and why (it needs right numbers)
+
+Runs the grade, prints it, then OK or NOT OK with the steps expected and the steps lost.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import check_lab
+
+
+def numbers_known_wrong(report, lab):
+    """Whether the checker's report, written after this build of the lab, says NOT OK."""
+    try:
+        with open(report) as f:
+            first = f.readline().strip()
+        return first == "NOT OK" and os.path.getmtime(report) >= os.path.getmtime(lab)
+    except OSError:
+        return False
+
+
+def main(argv):
+    report = None
+    if argv[:1] == ["--report"] and len(argv) > 1:
+        report, argv = argv[1], argv[2:]
+    if len(argv) == 2 and report and numbers_known_wrong(report, argv[0]):
+        print("SKIPPED: needs right numbers, and the checker found this lab's wrong: see the test "
+              "every_step_of_the_lab_matches_the_reference_in_every_case, or %s" % report)
+        return 0
+    if len(argv) != 2 or not re.fullmatch(r"none|[1-7](,[1-7])*", argv[1]):
+        print("grade_test: usage: grade_test.py LAB LOST (STEPs joined by commas, or none)", file=sys.stderr)
+        return 2
+    lab, lost = argv
+    want = set() if lost == "none" else {int(s) for s in lost.split(",")}
+    run = subprocess.run([sys.executable, check_lab.__file__, "--grade", lab], capture_output=True, text=True)
+    print(run.stdout + run.stderr, end="")
+    got = {int(m.group(1)) for m in re.finditer(r"^STEP (\d)  .* 0/1  ", run.stdout, re.M)}
+    score = re.search(r"^score: (\S+)/7$", run.stdout, re.M)
+    problems = []
+    if score is None:
+        problems.append("no 'score: .../7' line (exit status %d)" % run.returncode)
+    elif float(score.group(1)) != 7 - len(want):
+        problems.append("score %s/7, expected %d/7" % (score.group(1), 7 - len(want)))
+    if got != want:
+        problems.append("lost %s, expected to lose %s" % (
+            ", ".join("STEP %d" % n for n in sorted(got)) or "nothing",
+            ", ".join("STEP %d" % n for n in sorted(want)) or "nothing"))
+    if run.returncode != (0 if not want else 1):
+        problems.append("exit status %d, expected %d" % (run.returncode, 0 if not want else 1))
+    for p in problems:
+        print("NOT OK: " + p)
+    if not problems:
+        print("OK: lost exactly %s" % (", ".join("STEP %d" % n for n in sorted(want)) or "nothing"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

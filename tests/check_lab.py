@@ -574,16 +574,14 @@ def judge_steps(result, case):
                                         scale=case["scale"], mask=case["mask"])
     verdicts = {}
 
-    def judge(step, name, expected, of):
+    def judge(step, name, expected, of):  # a step is right when each of its tensors is
         block = got[name]
         if block is None or isinstance(block, str):
-            verdicts.setdefault(step, "%s %s" % (name, "was not printed" if block is None else block))
+            problem = "%s %s" % (name, "was not printed" if block is None else block)
         else:
             problem = compare(block, expected, name)[0]
-            if problem:
-                verdicts.setdefault(step, "%s is not %s: %s" % (name, of, problem))
-            else:
-                verdicts.setdefault(step, None)
+            problem = problem and "%s is not %s: %s" % (name, of, problem)
+        verdicts[step] = verdicts.get(step) or problem
 
     judge(1, "x", ref["x"], "the reference's")
     for name in ("q", "k", "v"):

@@ -468,6 +468,14 @@ def check_case(lab, text, timeout):
     if problem:
         result["lines"] = ["the lab " + problem]
         result["parsed"] = {name: read_block(out, header) for _, name, header in TENSORS}  # for a grade
+        printed = [name for _, name, _ in TENSORS if isinstance(result["parsed"][name], dict)]
+        if printed:  # what it printed before it stopped: right, or where it went wrong
+            args = (case["seed"], case["tokens"], case["embed"], case["head"])
+            expected = reference_attention.attention(*args, scale=case["scale"], mask=case["mask"])
+            step, name, what = first_difference(result["parsed"], expected)
+            result["lines"].append("before it stopped: STEP %s: %s: %s" % (step, name, what) if what != "was not printed"
+                                   else "before it stopped, what it printed agrees with the reference, up to %s"
+                                   % printed[-1])
     else:
         blocks = {name: read_block(out, header) for _, name, header in TENSORS}
         args = (case["seed"], case["tokens"], case["embed"], case["head"])

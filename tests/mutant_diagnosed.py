@@ -1,6 +1,6 @@
 """Passes when check_lab.py judges a mutant of the lab as it should.
 
-usage: mutant_diagnosed.py MUTANT EXPECTED [REPORT_HAS]
+usage: mutant_diagnosed.py [--timeout SECONDS] MUTANT EXPECTED [REPORT_HAS]
   MUTANT     a lab built with an edit (tests/CMakeLists.txt makes them)
   EXPECTED   the id of its mistake in mistakes.py, whose "step" is where it must be found;
              two ids joined by + for two mistakes; "none" for the lesson written another
@@ -17,12 +17,16 @@ import check_lab
 from mistakes import MISTAKES
 
 
-def main():
-    if len(sys.argv) not in (3, 4):
-        print("mutant_diagnosed: usage: mutant_diagnosed.py MUTANT EXPECTED [REPORT_HAS]", file=sys.stderr)
+def main(argv):
+    timeout = check_lab.TIMEOUT
+    if argv[:1] == ["--timeout"] and len(argv) > 1 and argv[1].replace(".", "", 1).isdigit():
+        timeout, argv = float(argv[1]), argv[2:]
+    if len(argv) not in (2, 3):
+        print("mutant_diagnosed: usage: mutant_diagnosed.py [--timeout SECONDS] MUTANT EXPECTED [REPORT_HAS]",
+              file=sys.stderr)
         return 2
-    mutant, want = sys.argv[1:3]
-    report_has = sys.argv[3] if len(sys.argv) == 4 else None
+    mutant, want = argv[:2]
+    report_has = argv[2] if len(argv) == 3 else None
     ids = [] if want in ("none", "unknown") else want.split("+")
     entries = [next((m for m in MISTAKES if m["id"] == i), None) for i in ids]
     if None in entries:
@@ -33,7 +37,7 @@ def main():
     def echo(line):
         report.append(line)
         print(line)
-    ok, results, diagnosed = check_lab.check(mutant, check_lab.DEFAULT_CASES, echo=echo)
+    ok, results, diagnosed = check_lab.check(mutant, check_lab.DEFAULT_CASES, timeout, echo=echo)
     problems = []
     failed = [(case, r) for case, r in results if not r["ok"]]
     if want == "none":
@@ -58,4 +62,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -2,12 +2,18 @@
 """check_lab.py: checks a build of the lab step by step, and names a known mistake.
 
 usage: check_lab.py [--timeout SECONDS] [--report FILE] LAB [CASE ...]
+       check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
   CASE  seed,tokens,embed,head, then optionally ,no-scale and/or ,no-mask
-        (default: the cases in DEFAULT_CASES)
+        (default: the cases in DEFAULT_CASES, or GRADE_CASES with --grade)
   --timeout SECONDS  how long one run of the lab may take (default 60)
   --report FILE      also write the report to FILE; its first line is OK or NOT OK (the
                      tests read it to skip those that need right numbers)
+  --grade            a grade instead: each STEP judged on the lab's own printed inputs
+                     (grade(), below), its points earned when it is right in every case
+  --points P1,...,P7 the points of STEP 1 to 7 (default 1 each)
+  --step N           exit 0 only when STEP N earned its points
+  --gradescope FILE  also write Gradescope's results.json
 
 For each case the lab runs with --digits 9 --verbose, and what it prints is compared, in the
 order of the lesson, with reference_attention.py: x (STEP 1); q, k, v (STEP 2); the scores
@@ -24,8 +30,9 @@ step. Where a printed tensor equals another tensor of the lesson, that is said t
 Limits, whatever the lab does: a run that prints more than MAX_STDOUT bytes or takes longer
 than the time limit is stopped; after a time-out the remaining cases are not run.
 
-Exit status: 0 every case OK; 1 some case NOT OK; 2 bad arguments, a lab that cannot be
-run, or no Python here that can import torch; 3 an error of the checker's own.
+Exit status: 0 every case OK (with --grade: full marks, or STEP N's points with --step);
+1 some case NOT OK (points lost); 2 bad arguments, a lab that cannot be run, or no Python
+here that can import torch; 3 an error of the checker's own.
 """
 import importlib.util
 import os

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import zipfile
 
+import checklist
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -82,14 +84,7 @@ def main(argv):
     checks.append(("a lab that does not compile scores 0 with the compiler's error",
                    results is not None and results["score"] == 0 and "did not compile" in results["output"]
                    and "error" in results["output"], json.dumps(results)[:2000] if results else output[-2000:]))
-    failed = 0
-    for what, ok, got in checks:
-        print("%s  %s" % ("OK    " if ok else "NOT OK", what))
-        if not ok:
-            print("        got: " + str(got).replace("\n", "\n        "))
-            failed += 1
-    print("%d passed, %d failed" % (len(checks) - failed, failed))
-    return 1 if failed else 0
+    return checklist.report(checks)
 
 
 if __name__ == "__main__":

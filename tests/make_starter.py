@@ -32,6 +32,8 @@ import re
 import shutil
 import sys
 
+import check_lab  # the points of the steps are read as the checker reads them
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(HERE)
 DEFAULT_BLANKS = [3, 4, 5, 6]
@@ -112,7 +114,7 @@ def blanked(items):
     return cut, defined, changed
 
 
-def hint_of(defined, changed, used_later):
+def hint_of(defined, changed):
     names = [name for _, name, _ in defined]
     shape = next((m.group(1) for _, _, line in defined
                   for m in [re.search(r"//\s*(\(.*)$", line)] if m), None)
@@ -135,7 +137,7 @@ def blank_step(step, region, rest):
                     "tensor: nothing to blank" % step)
     kept_text = "\n".join(code_of(l) for i, (_, ls) in enumerate(items) if i not in cut for l in ls) + rest
     needed = [(t, name) for t, name, _ in defined if re.search(r"\b%s\b" % name, kept_text)]
-    hint = hint_of(defined, changed, needed)
+    hint = hint_of(defined, changed)
     indent = re.match(r"^\s*", items[cut[0]][1][0]).group(0)
     todo = [indent + "// TODO(STEP %d): your code here, in place of the lines marked TODO(STEP %d)."
             % (step, step),
@@ -342,13 +344,10 @@ def parse_args(argv):
                 raise Usage("--blank takes STEP numbers from 1 to 7 joined by commas, such as 3,4,5,6, "
                             "not %r" % text[:40])
         elif a == "--points":
-            text = argv.pop(0) if argv else ""
             try:
-                points = [float(p) for p in text.split(",")]
-                assert len(points) == 7 and all(0 <= p <= 1000 for p in points) and sum(points) > 0
-            except (ValueError, AssertionError):
-                raise Usage("--points takes 7 numbers from 0 to 1000 joined by commas, such as "
-                            "1,1,2,2,2,1,1, not %r" % text[:40])
+                points = check_lab.parse_points(argv.pop(0) if argv else "")
+            except check_lab.Usage as e:
+                raise Usage(str(e))
         elif a == "--lab":
             lesson = argv.pop(0) if argv else ""
             if not os.path.isfile(lesson):

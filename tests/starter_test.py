@@ -14,6 +14,8 @@ import re
 import subprocess
 import sys
 
+import checklist
+
 
 def main(argv):
     if len(argv) != 1 or not os.path.isfile(os.path.join(argv[0], "lab04_attention.cpp")):
@@ -45,14 +47,7 @@ def main(argv):
         score = re.search(r"^score: (\S+)/(\S+)$", grade.stdout, re.M)
         checks.append(("check_lab.py --grade gives the %d step(s) before the first blank" % (first - 1),
                        score is not None and float(score.group(1)) == first - 1, grade.stdout[-1500:] + grade.stderr))
-    failed = 0
-    for what, ok, got in checks:
-        print("%s  %s" % ("OK    " if ok else "NOT OK", what))
-        if not ok:
-            print("        got: " + got.replace("\n", "\n        "))
-            failed += 1
-    print("%d passed, %d failed" % (len(checks) - failed, failed))
-    return 1 if failed else 0
+    return checklist.report(checks)
 
 
 if __name__ == "__main__":

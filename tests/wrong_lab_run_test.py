@@ -19,6 +19,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import checklist
+
 MAX_LINES = 100
 LAST = 15  # the diagnosis must stand in this many last lines
 
@@ -79,16 +81,9 @@ def main(argv):
         ]
     except (OSError, ET.ParseError, ValueError) as e:
         checks.append(("JUnit report", False, "cannot read it: %s" % e))
-    failed = 0
-    for what, ok, got in checks:
-        print("%s  %s" % ("OK    " if ok else "NOT OK", what))
-        if not ok:
-            print("        got: " + got.replace("\n", "\n        "))
-            failed += 1
-    if failed:
+    if not all(ok for _, ok, _ in checks):
         print("--- the command's whole output ---\n" + run.stdout)
-    print("%d passed, %d failed" % (len(checks) - failed, failed))
-    return 1 if failed else 0
+    return checklist.report(checks)
 
 
 if __name__ == "__main__":

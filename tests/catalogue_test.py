@@ -19,6 +19,7 @@ import sys
 import torch
 
 import check_lab
+import diagnosis
 from mistakes import MISTAKES
 
 
@@ -72,10 +73,10 @@ def pairs(ex):
     counts = {"named": 0, "named with others that print the same": 0, "a single entry": 0}
     failed = 0
     for a, b in itertools.combinations(MISTAKES, 2):  # a before b in the catalogue
-        if not check_lab.disjoint(a, b):
+        if not diagnosis.disjoint(a, b):
             continue
         pair = a["id"] + "+" + b["id"]
-        lines, diagnosed = check_lab.diagnose(simulated_lab(ex, (a, b)), MISTAKES, ex)
+        lines, diagnosed = diagnosis.diagnose(simulated_lab(ex, (a, b)), MISTAKES, ex)
         as_single = next((m for m in MISTAKES if ex.same_numbers((a, b), (m,))), None)
         swapped = b["id"] + "+" + a["id"]
         if as_single:
@@ -105,7 +106,7 @@ def main(argv):
     if argv not in (["singles"], ["pairs"]):
         print("catalogue_test: usage: catalogue_test.py singles|pairs", file=sys.stderr)
         return 2
-    ex = check_lab.Explainer(MISTAKES)
+    ex = diagnosis.Explainer(MISTAKES)
     print("%d known mistakes, cases %s" % (len(MISTAKES), " ".join(check_lab.DEFAULT_CASES)))
     if argv == ["pairs"]:  # about 20 s: some 660 pairs, each diagnosed as the checker does
         failed = pairs(ex)

@@ -32,13 +32,15 @@ import re
 import shutil
 import sys
 
-import check_lab  # the points of the steps are read as the checker reads them
+import check_lab
+import grading  # the points of the steps are read as the checker reads them
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(HERE)
 DEFAULT_BLANKS = [3, 4, 5, 6]
 COPIED = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore",
-          "tests/check_lab.py", "tests/reference_attention.py", "tests/mistakes.py"]
+          "tests/check_lab.py", "tests/diagnosis.py", "tests/grading.py", "tests/reference_attention.py",
+          "tests/mistakes.py"]
 DECLARATION = re.compile(r"^(const\s+)?(torch::Tensor|torch::nn::Linear|bool)\s+(\w+)\b")
 CHANGE = re.compile(r"^(if\s*\([^)]*\)\s*)?(\w+)\.\w+\(")  # scores.mul_(...), maybe under an if
 EMPTY = {"torch::Tensor": "torch::Tensor {};", "torch::nn::Linear": "torch::nn::Linear {}{{nullptr}};",
@@ -345,7 +347,7 @@ def parse_args(argv):
                             "not %r" % text[:40])
         elif a == "--points":
             try:
-                points = check_lab.parse_points(argv.pop(0) if argv else "")
+                points = grading.parse_points(argv.pop(0) if argv else "")
             except check_lab.Usage as e:
                 raise Usage(str(e))
         elif a == "--lab":

@@ -1,0 +1,167 @@
+"""The diagnosis of check_lab.py's report: which known mistakes explain a lab's numbers.
+
+One entry of mistakes.py that explains every case; else two that change different things
+(found together, and reported only when their numbers differ from every single entry's on
+the default cases); else one that explains all cases but one or two; else the one that
+explains the first differing step. Where a printed tensor equals another tensor of the
+lesson, or one the lab printed before it, a "same tensor" line says so.
+"""
+import check_lab
+
+
+class Explainer:
+    """Recomputes the lab with known mistakes (one, or two at once) and says which of them
+    print what the lab printed. Predictions are cached: a diagnosis asks for hundreds."""
+
+    def __init__(self, mistakes):
+        self.mistakes = mistakes
+        self.cache = {}
+
+    def predict(self, text, combo):
+        """The tensors that the lesson with the mistakes of combo (a tuple of entries) prints."""
+        key = (text, tuple(m["id"] for m in combo))
+        if key not in self.cache:
+            import reference_attention
+            c = check_lab.parse_case(text)
+            change = {}
+            for m in combo:
+                change.update(m["change"])
+            self.cache[key] = reference_attention.attention(
+                c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
+                mistake={"change": change} if combo else None)
+        return self.cache[key]
+
+    def shown(self, text, combo, name):
+        """The prediction of one tensor at the rows and columns the lab prints, in float64."""
+        key = (text, tuple(m["id"] for m in combo), name)
+        if key not in self.cache:
+            t = self.predict(text, combo)[name]
+            self.cache[key] = t.double()[check_lab.shown(t.shape[0])][:, check_lab.shown(t.shape[1])]
+        return self.cache[key]
+
+    def explains(self, case, combo, upto=None):
+        """Whether every tensor the lab printed in case (up to the tensor named upto) agrees
+        with the lesson made with the mistakes of combo."""
+        predicted = self.predict(case["text"], combo)
+        for _, name, _ in check_lab.TENSORS:
+            block = case["blocks"][name]
+            if isinstance(block, str):
+                return False
+            if block is not None and check_lab.compare(block, predicted[name], name, detail=False,
+                                              e=self.shown(case["text"], combo, name))[0] is not None:
+                return False
+            if name == upto:
+                break
+        return True
+
+    def same_numbers(self, combo, other):
+        """Whether two combos print the same numbers in every default case."""
+        import torch
+        for text in check_lab.DEFAULT_CASES:
+            a, b = self.predict(text, combo), self.predict(text, other)
+            for _, name, _ in check_lab.TENSORS:
+                if a[name].shape != b[name].shape or not torch.allclose(
+                        self.shown(text, combo, name), self.shown(text, other, name),
+                        rtol=check_lab.REL_TOL, atol=check_lab.ABS_TOL, equal_nan=True):
+                    return False
+        return True
+
+
+def disjoint(a, b):
+    """Two mistakes that change different knobs of the lesson."""
+    return not set(a["change"]) & set(b["change"])
+
+
+def said(m):
+    return "%s; %s" % (m["did"], m["fix"])
+
+
+def diagnose(cases, mistakes, explainer=None):
+    """The diagnosis of a report: (lines, what was diagnosed: an id, "a+b" for two mistakes,
+    or None). cases: each a dict with text, ok, blocks (None when nothing was read) and step
+    (the first differing STEP) of check_lab.check_case."""
+    ex = explainer or Explainer(mistakes)
+    judged = [c for c in cases if c["blocks"] is not None]
+    failing = [c for c in judged if not c["ok"]]
+    if not failing:
+        return ["diagnosis: the lab printed no numbers that can be compared; start from the first "
+                "NOT OK case above"], None
+    singles = [m for m in mistakes if all(ex.explains(c, (m,)) for c in judged)]
+    if len(singles) == 1:
+        return ["diagnosis: " + said(singles[0])], singles[0]["id"]
+    if singles:
+        return ["diagnosis: no known mistake matches: %d of them fit these numbers equally (%s)"
+                % (len(singles), ", ".join(m["id"] for m in singles))], None
+
+    first = min(failing, key=lambda c: c["step"] or "9")
+    lines = same_tensor_lines(first, ex)
+    # Two mistakes: one acts at the first STEP that differs, the other there or later.
+    pairs = []
+    for i, a in enumerate(mistakes):
+        if a["step"] != first["step"]:
+            continue
+        for j, b in enumerate(mistakes):
+            if b["step"] < a["step"] or (b["step"] == a["step"] and j <= i) or not disjoint(a, b):
+                continue
+            if ex.explains(first, (a, b)) and all(ex.explains(c, (a, b)) for c in judged):
+                if not any(ex.same_numbers((a, b), (m,)) for m in mistakes):
+                    pairs.append((a, b))
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        return lines + ["diagnosis: two mistakes: %s;" % said(a), "           and %s" % said(b)], a["id"] + "+" + b["id"]
+    if pairs:
+        return lines + ["diagnosis: two mistakes, but %d pairs of known mistakes fit these numbers "
+                        "equally (%s)" % (len(pairs), ", ".join(a["id"] + "+" + b["id"] for a, b in pairs))], None
+
+    # Most cases: one mistake explains every case but one or two.
+    near = []
+    for m in mistakes:
+        missed = [c for c in judged if not ex.explains(c, (m,))]
+        if 1 <= len(missed) <= 2 and len([c for c in failing if c not in missed]) > len(missed):
+            near.append((len(missed), m, missed))
+    near.sort(key=lambda t: t[0])
+    if near and (len(near) == 1 or near[1][0] > near[0][0]):
+        _, m, missed = near[0]
+        lines.append("diagnosis (all cases but %d): %s" % (len(missed), said(m)))
+        for c in missed:
+            diff = check_lab.first_difference(c["blocks"], ex.predict(c["text"], (m,)))
+            where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
+            lines.append("  it does not explain case %s, where %s" % (c["text"], where))
+        return lines, m["id"]
+
+    # Step by step: which mistake explains the first differing step's tensor.
+    upto = first["name"]
+    fits = [m for m in mistakes if ex.explains(first, (m,), upto=upto)] if upto else []
+    if fits:
+        lines.append("diagnosis: STEP %s's %s in case %s are those of a known mistake: %s; the steps "
+                     "after it differ in other ways too: there is another mistake"
+                     % (first["step"], upto, first["text"], " OR ".join(said(m) for m in fits[:2])))
+        return lines, None
+    lines.append("diagnosis: no known mistake matches; start from the first STEP reported above")
+    return lines, None
+
+
+def same_tensor_lines(case, ex):
+    """A printed tensor that is not what it should be but equals another tensor of the
+    lesson, or one the lab printed before it: a copy-paste slip that no catalogue lists."""
+    lesson = ex.predict(case["text"], ())
+    lines = []
+    for _, name, _ in check_lab.TENSORS:
+        block = case["blocks"][name]
+        if not isinstance(block, dict) or check_lab.compare(block, lesson[name], name)[0] is None:
+            continue
+        for _, other, _ in check_lab.TENSORS:
+            if other != name and check_lab.compare(block, lesson[other])[0] is None:
+                lines.append("same tensor: the %s printed in case %s equal the lesson's %s: was one "
+                             "written where the other belongs?" % (name, case["text"], other))
+                break
+            theirs = case["blocks"][other]
+            if other == name:
+                break
+            if isinstance(theirs, dict) and theirs["shape"] == block["shape"] and \
+                    theirs["rows"] == block["rows"] and theirs["cols"] == block["cols"] and \
+                    bool(check_lab.agreeing(block["values"], theirs["values"]).all()):
+                lines.append("same tensor: the %s printed in case %s equal the %s it printed: was "
+                             "one written where the other belongs?" % (name, case["text"], other))
+                break
+    return lines

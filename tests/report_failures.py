@@ -21,7 +21,8 @@ import xml.etree.ElementTree as ET
 
 MAX_LINES = 25  # of a failed test's output that are shown here; the JUnit report has all
 CASE_LINES = ("OK ", "NOT OK", "NOT RUN")
-DIAGNOSIS = ("note:", "same tensor:", "diagnosis", "  it does not explain", "           and")
+DIAGNOSIS = ("note:", "same tensor:", "diagnosis", "  it does not explain", "           and",
+             "wrong in themselves")
 
 
 def checker_summary(lines):

@@ -18,7 +18,7 @@ STEP_NAMES = {1: "the input x", 2: "query, key and value", 3: "the scores", 4: "
               5: "softmax", 6: "the output", 7: "the two checks and the exit status"}
 
 
-def full(block, name):
+def full(block):
     """The printed tensor as a float64 tensor, when every entry was printed; else None."""
     if not isinstance(block, dict):
         return None
@@ -52,21 +52,21 @@ def judge_steps(result, case):
     judge(1, "x", ref["x"], "the reference's")
     for name in ("q", "k", "v"):
         judge(2, name, ref[name], "the reference's")
-    q, k, v = (full(got[n], n) for n in ("q", "k", "v"))
+    q, k, v = (full(got[n]) for n in ("q", "k", "v"))
     if q is not None and k is not None:
         scores = q @ k.transpose(0, 1)
         if case["scale"]:
             scores = scores * (1.0 / case["head"] ** 0.5)
         judge(3, "scores", scores, "its q times its k transposed%s" % (", scaled" if case["scale"] else ""))
-    scores = full(got["scores"], "scores")
+    scores = full(got["scores"])
     if scores is not None:
         tril = torch.ones(scores.shape, dtype=torch.bool).tril()
         masked = scores.masked_fill(~tril, float("-inf")) if case["mask"] else scores
         judge(4, "masked scores", masked, "its scores with the future masked" if case["mask"] else "its scores")
-    masked = full(got["masked scores"], "masked scores")
+    masked = full(got["masked scores"])
     if masked is not None:
         judge(5, "weights", torch.softmax(masked, dim=-1), "softmax of its masked scores")
-    weights = full(got["weights"], "weights")
+    weights = full(got["weights"])
     if weights is not None and v is not None:
         judge(6, "out", weights @ v, "its weights times its v")
     if weights is not None:
@@ -94,11 +94,10 @@ def grade_steps(results):
     for r in results:
         case = check_lab.parse_case(r["text"])
         for step, problem in judge_steps(r, case).items():
-            if grades.get(step, None) is None and step in grades:
-                if problem:
-                    grades[step] = (r["text"], problem)
-            elif step not in grades:
-                grades[step] = (r["text"], problem) if problem else None
+            if problem and grades.get(step) is None:  # the first case where it is wrong
+                grades[step] = (r["text"], problem)
+            else:
+                grades.setdefault(step, None)
     for step in range(1, 8):
         if step not in grades:
             grades[step] = ("every case", "never printed")

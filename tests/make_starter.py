@@ -182,13 +182,9 @@ def readme_command(readme, marker):
     return "\n".join(lines[fence + 1:end])
 
 
-def fmt(x):
-    return "%g" % x
-
-
 def student_readme(blanks, hints, points, install, rebuild):
     steps = ", ".join(map(str, blanks))
-    rows = "\n".join("| STEP %d | %s | %s |" % (n, fmt(points[n - 1]),
+    rows = "\n".join("| STEP %d | %s | %s |" % (n, grading.fmt(points[n - 1]),
                                                "yours: " + hints[n] if n in hints else "given")
                      for n in range(1, 8))
     return """# Lab 04: self-attention in C++ with LibTorch (starter)
@@ -274,7 +270,7 @@ def classroom_workflow(points, setup):
           command: grep "^STEP {n} .*right in every case$" grade.txt
           timeout: 1
           max-score: {p}
-""".format(n=n, p=fmt(points[n - 1]))
+""".format(n=n, p=grading.fmt(points[n - 1]))
     env = "".join('          STEP-%d_RESULTS: "${{ steps.step-%d.outputs.result }}"\n' % (n, n) for n in range(1, 8))
     return """# GitHub Classroom: grades every push. The checker grades the lab once (each STEP judged on
 # the lab's own numbers); then one graded step per STEP, whose max-score is its points, and the
@@ -400,7 +396,7 @@ def main(argv):
             with open(os.path.join(out, name), "w") as f:
                 f.write(text)
         print("make_starter: wrote %s: STEP %s blanked, points %s" % (
-            out, ",".join(map(str, blanks)), ",".join(fmt(p) for p in points)))
+            out, ",".join(map(str, blanks)), ",".join(grading.fmt(p) for p in points)))
         return 0
     except Usage as e:
         print("make_starter: %s" % e, file=sys.stderr)

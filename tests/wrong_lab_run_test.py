@@ -20,17 +20,10 @@ import sys
 import xml.etree.ElementTree as ET
 
 import checklist
+import make_starter  # reads the README's marked commands as .ci/run does
 
 MAX_LINES = 100
 LAST = 15  # the diagnosis must stand in this many last lines
-
-
-def readme_command(readme, marker):
-    lines = open(readme).read().splitlines()
-    start = lines.index("<!-- %s -->" % marker) + 1
-    fence = next(n for n in range(start, len(lines)) if lines[n].startswith("```"))
-    end = next(n for n in range(fence + 1, len(lines)) if lines[n].startswith("```"))
-    return "\n".join(lines[fence + 1:end])
 
 
 def main(argv):
@@ -51,7 +44,7 @@ def main(argv):
     if configure.returncode != 0:
         print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
         return 1
-    command = readme_command(os.path.join(project, "README.md"), "test")
+    command = make_starter.readme_command(open(os.path.join(project, "README.md")).read(), "test")
     print("ran in %s: %s" % (work, command))
     run = subprocess.run(["bash", "-c", command], cwd=work, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)

@@ -1,0 +1,256 @@
+// lab04_watch: edit the lab, save, and see the new run, without waiting for LibTorch to load.
+//
+//   cmake --build --preset default --target lab04_watch && build/lab04_watch --verbose
+//
+// Its arguments are the lab's options. It builds and runs the lab once, then again each time
+// lab04_attention.cpp is saved, and after each run says how long the save took to show.
+// Compile errors are shown as the compiler prints them; a crash or an exit status other than 0
+// is one line; Ctrl-C (or SIGTERM) ends it and every process it started.
+//
+// Why it is fast: it is linked to LibTorch, so LibTorch is loaded once, when it starts, not at
+// every run. Each run is a child process (fork) that loads the lab just built, as a module
+// (lab04_module, linked from the same object as build/lab04_attention), and calls its main.
+// The child starts from the state of a process that has not run anything yet, as
+// build/lab04_attention does, so it prints the same bytes; and a crash of the lab ends the
+// child, never the watch. The lab itself, lab04_attention.cpp, knows nothing of this.
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+// Set by CMakeLists.txt for this build folder.
+constexpr const char* kSource = LAB_SOURCE;        // the file to watch
+constexpr const char* kBuildDir = LAB_BUILD_DIR;   // where `cmake --build` runs
+constexpr const char* kModule = LAB_MODULE;        // the lab as a module
+constexpr const char* kCMake = LAB_CMAKE;          // the cmake that configured the build
+constexpr const char* kModuleTarget = "lab04_module";
+
+namespace {
+
+sigset_t g_handled;        // SIGINT, SIGTERM, SIGHUP and SIGCHLD: read from g_signals only
+int g_signals = -1;        // a signalfd for them
+pid_t g_build_group = -1;  // the build's process group while it runs
+pid_t g_run = -1;          // the lab's process while it runs
+
+double now() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+void say(const std::string& line) {  // the watch's own lines, on standard error
+  std::string text = "watch: " + line + "\n";
+  if (write(STDERR_FILENO, text.data(), text.size()) < 0) return;
+}
+
+// Ends everything this process started, then ends it as the signal would have.
+[[noreturn]] void stop(int sig) {
+  if (g_build_group > 0) kill(-g_build_group, SIGTERM);  // Ninja removes half-written files
+  if (g_run > 0) kill(g_run, SIGKILL);
+  if (g_build_group > 0) {
+    for (int i = 0; i < 100 && waitpid(-g_build_group, nullptr, WNOHANG) >= 0; ++i) usleep(20000);
+    kill(-g_build_group, SIGKILL);
+  }
+  while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+  }
+  signal(sig, SIG_DFL);
+  sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+// Waits until `fd` is readable (fd -1: never) or a child changed state. Returns true when fd is
+// readable; a stop signal ends the watch here.
+bool wait_for(int fd) {
+  pollfd fds[2] = {{g_signals, POLLIN, 0}, {fd, POLLIN, 0}};
+  while (poll(fds, fd >= 0 ? 2 : 1, -1) < 0) {
+    if (errno != EINTR) return false;
+  }
+  if (fds[0].revents & POLLIN) {
+    signalfd_siginfo info{};
+    if (read(g_signals, &info, sizeof info) == sizeof info && info.ssi_signo != SIGCHLD) {
+      stop(int(info.ssi_signo));
+    }
+  }
+  return fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP));
+}
+
+int wait_for_child(pid_t pid) {  // the child's wait status
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) wait_for(-1);
+  return status;
+}
+
+// Ninja's own lines (progress, the failed command, its summary) are left out; the compiler's
+// and the linker's messages are kept as they were printed.
+std::string compiler_messages(const std::string& output) {
+  std::string kept, line;
+  bool after_failed = false;
+  for (size_t start = 0; start < output.size();) {
+    size_t end = output.find('\n', start);
+    if (end == std::string::npos) end = output.size() - 1;
+    line = output.substr(start, end + 1 - start);
+    start = end + 1;
+    bool ninja = (line[0] == '[' && line.find("] ") != std::string::npos) ||
+                 line.rfind("FAILED: ", 0) == 0 || line.rfind("ninja: ", 0) == 0 || after_failed;
+    after_failed = line.rfind("FAILED: ", 0) == 0;  // the next line is the command
+    if (!ninja) kept += line;
+  }
+  return kept;
+}
+
+// Rebuilds the module with the build folder's own tools. True when it was built; the
+// compiler's messages, if any, are shown either way.
+bool build() {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return false;
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    execl(kCMake, kCMake, "--build", kBuildDir, "--target", kModuleTarget, (char*)nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    return false;
+  }
+  setpgid(pid, pid);  // also here: no race with a Ctrl-C before the child ran
+  g_build_group = pid;
+  std::string output;
+  char chunk[4096];
+  for (;;) {
+    if (!wait_for(out[0])) continue;
+    ssize_t n = read(out[0], chunk, sizeof chunk);
+    if (n > 0) output.append(chunk, size_t(n));
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  close(out[0]);
+  int status = wait_for_child(pid);
+  g_build_group = -1;
+  bool built = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::string messages = compiler_messages(output);
+  if (!built || messages.find("warning") != std::string::npos) {
+    if (write(STDERR_FILENO, messages.data(), messages.size()) < 0) return built;
+  }
+  return built;
+}
+
+// Runs the lab's main in a child process; returns its wait status.
+int run(std::vector<char*>& argv) {
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the watch
+    sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
+    void* lab = dlopen(kModule, RTLD_NOW | RTLD_LOCAL);
+    auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
+    if (!lab_main) {
+      std::fprintf(stderr, "watch: could not load the lab: %s\n", dlerror());
+      _exit(127);
+    }
+    int status = lab_main(int(argv.size()) - 1, argv.data());
+    std::fflush(nullptr);  // what exit() would do for the lab's output; LibTorch's state
+    _exit(status);         // is the watch's, and is not torn down at every run
+  }
+  if (pid < 0) return -1;
+  g_run = pid;
+  int status = wait_for_child(pid);
+  g_run = -1;
+  return status;
+}
+
+std::string how_it_ended(int status) {  // "" for exit status 0
+  if (status == -1) return "the lab could not be started: " + std::string(std::strerror(errno));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return "the lab crashed: " + std::string(strsignal(sig)) + " (signal " + std::to_string(sig) + ")";
+  }
+  if (WEXITSTATUS(status) != 0) return "the lab exited with status " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+timespec saved_at() {  // the source's modification time; 0 if it cannot be read
+  struct stat st{};
+  return stat(kSource, &st) == 0 ? st.st_mtim : timespec{};
+}
+
+// Waits for the next save of the source: an editor writes it in place (IN_CLOSE_WRITE) or
+// writes a new file and renames it over the old one (IN_MOVED_TO).
+void wait_for_a_save(int inotify, const char* name, timespec last) {
+  alignas(inotify_event) char events[8192];
+  for (;;) {
+    if (!wait_for(inotify)) continue;
+    ssize_t n = read(inotify, events, sizeof events);
+    bool ours = false;
+    for (ssize_t at = 0; at < n;) {
+      auto* event = reinterpret_cast<inotify_event*>(events + at);
+      if (event->len > 0 && std::strcmp(event->name, name) == 0) ours = true;
+      at += ssize_t(sizeof(inotify_event) + event->len);
+    }
+    timespec t = saved_at();
+    if (ours && (t.tv_sec != last.tv_sec || t.tv_nsec != last.tv_nsec)) return;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sigemptyset(&g_handled);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&g_handled, sig);
+  sigprocmask(SIG_BLOCK, &g_handled, nullptr);
+  g_signals = signalfd(-1, &g_handled, SFD_CLOEXEC);
+
+  std::string source = kSource, dir = source.substr(0, source.rfind('/'));
+  const char* name = kSource + dir.size() + 1;
+  int inotify = inotify_init1(IN_CLOEXEC);
+  if (g_signals < 0 || inotify < 0 ||
+      inotify_add_watch(inotify, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+    std::fprintf(stderr, "lab04_watch: cannot watch %s: %s\n", kSource, std::strerror(errno));
+    return 2;
+  }
+  std::string program = std::string(kBuildDir) + "/lab04_attention";
+  std::vector<char*> lab_argv = {program.data()};
+  for (int i = 1; i < argc; ++i) lab_argv.push_back(argv[i]);
+  lab_argv.push_back(nullptr);
+  const char* term = std::getenv("TERM");
+  bool clear = isatty(STDOUT_FILENO) && term && *term && std::strcmp(term, "dumb") != 0;
+
+  for (bool first = true;; first = false) {
+    timespec save = saved_at();
+    if (!first && clear && write(STDOUT_FILENO, "\033[H\033[2J\033[3J", 11) < 0) return 3;
+    if (build()) {
+      int status = run(lab_argv);
+      if (first && WIFEXITED(status) && WEXITSTATUS(status) == 2) return 2;  // bad options
+      std::string ended = how_it_ended(status);
+      if (!ended.empty()) say(ended);
+      char took[80] = "";
+      if (!first) {
+        double seconds = now() - (double(save.tv_sec) + 1e-9 * double(save.tv_nsec));
+        std::snprintf(took, sizeof took, "%.2f s from the save to the end of this run; ", seconds);
+      }
+      say(std::string(took) + "waiting for the next save of " + source + " (Ctrl-C to stop)");
+    } else {
+      say("lab04_attention.cpp does not compile (the messages are above); waiting for the next save");
+    }
+    wait_for_a_save(inotify, name, save);
+  }
+}

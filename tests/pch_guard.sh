@@ -1,0 +1,56 @@
+#!/bin/sh
+# Keeps the precompiled header in step with the headers it was made from (CMakeLists.txt says
+# why). Two uses, both set up by CMakeLists.txt:
+#
+#   pch_guard.sh --record COMPILER ARGS...   the compiler launcher of the header's target: runs
+#       the compile; when it made a precompiled header (-o *.pch or *.gch), lists the headers it
+#       read (from its -MF dependency file) in <header>.inputs, and their inode, size and date
+#       in <header>.stamp
+#   pch_guard.sh DIR TRIGGER                  before every build: for each <header>.inputs in
+#       DIR, takes the same figures again; if any differs (a header replaced, even by an older
+#       file), rewrites TRIGGER, a header the precompiled header includes, so it is rebuilt
+#
+# Only POSIX sh, sed, tr, xargs and stat: it runs before every build, in a few milliseconds.
+set -eu
+
+figures() {  # the inode, size and date of each file listed in $1, one per line
+  tr '\n' '\0' <"$1" | xargs -0 stat -c '%n %i %s %Y' -- 2>&1 || true
+}
+
+if [ "${1:-}" = --record ]; then
+  shift
+  status=0
+  "$@" || status=$?
+  depfile="" output=""
+  previous=""
+  for argument in "$@"; do
+    case $previous in
+      -MF) depfile=$argument ;;
+      -o) output=$argument ;;
+    esac
+    previous=$argument
+  done
+  case $output in
+    *.pch | *.gch)
+      if [ "$status" -eq 0 ] && [ -f "$depfile" ]; then
+        # A make rule: "target: a b \" lines; "\ " is a space inside a name.
+        sed -e '1s/^[^:]*: *//' -e 's/\\$//' -e 's/\\ /\x01/g' "$depfile" | tr ' ' '\n' |
+          sed -e '/^$/d' | tr '\001' ' ' >"$output.inputs"
+        figures "$output.inputs" >"$output.stamp"
+      fi
+      ;;
+  esac
+  exit "$status"
+fi
+
+[ $# -eq 2 ] || { echo "usage: pch_guard.sh --record COMPILER ARGS... | pch_guard.sh DIR TRIGGER" >&2; exit 2; }
+dir=$1 trigger=$2
+[ -f "$trigger" ] || echo "// Rewritten when a header of the precompiled header changes." >"$trigger"
+for inputs in "$dir"/*.inputs; do
+  [ -f "$inputs" ] || continue
+  stamp=${inputs%.inputs}.stamp
+  if ! figures "$inputs" | cmp -s - "$stamp"; then
+    echo "lab: a header the precompiled header was made from has changed since (a system update?): rebuilding it" >&2
+    printf '// Rewritten when a header of the precompiled header changes; last: %s\n' "$(date)" >"$trigger"
+  fi
+done

@@ -1,0 +1,213 @@
+"""The watch (tests/lab_watch.cpp), started with the README's command on a copy of the project,
+then driven like a student drives it: it shows the new run after a save, byte for byte what
+build/lab04_attention prints; it shows a compile error and waits; it reports a crashing lab in
+one line and goes on; Ctrl-C (SIGINT to its process group) and SIGTERM end it, during a build
+and during a run that hangs, and leave no process behind; bad options are one line and exit 2.
+
+usage: watch_test.py PROJECT_DIR WORK_DIR
+
+Prints OK or NOT OK for each promise, and exits 1 if one did not hold.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import checklist
+import make_starter  # reads the README's marked commands as .ci/run does
+
+OPTIONS = "--verbose -T 20 --heatmap --digits 4"  # added to the README's command
+LAST_LINE = "Next: run several heads.\n"
+WAIT = 120  # seconds: the first start builds the precompiled header in the copy
+
+
+class Watch:
+    """The README's watch command, run by bash in a session of its own."""
+
+    def __init__(self, work, command):
+        self.work = work
+        self.out = open(os.path.join(work, "watch.out"), "w+b")
+        self.err = open(os.path.join(work, "watch.err"), "w+b")
+        self.process = subprocess.Popen(["bash", "-c", command], cwd=work, stdout=self.out,
+                                        stderr=self.err, start_new_session=True)
+        self.session = self.process.pid
+        self.seen_out = self.seen_err = 0
+
+    def text(self, stream):
+        stream.flush()
+        with open(stream.name, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def next_round(self, seconds=WAIT):
+        """Waits for the watch's next "waiting for the next save" line (or its end); returns the
+        standard output and standard error it wrote since the previous round."""
+        deadline = time.time() + seconds
+        while time.time() < deadline and self.process.poll() is None:
+            err = self.text(self.err)
+            if err.count("waiting for the next save", self.seen_err) > 0:
+                break
+            time.sleep(0.05)
+        out, err = self.text(self.out), self.text(self.err)
+        new_out, new_err = out[self.seen_out:], err[self.seen_err:]
+        self.seen_out, self.seen_err = len(out), len(err)
+        return new_out, new_err
+
+    def watch_processes(self):
+        """The watch, then the run it forked, if one runs now (the same program)."""
+        found = []
+        for pid in sorted(self.processes()):
+            try:
+                if os.readlink("/proc/%d/exe" % pid).endswith("/lab04_watch"):
+                    found.append(pid)
+            except OSError:
+                pass
+        return found
+
+    def pid_of_watch(self):
+        return (self.watch_processes() or [None])[0]
+
+    def processes(self):
+        """The live processes of the session: the watch, and all it started."""
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    fields = open("/proc/%s/stat" % entry).read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[3]) == self.session and fields[0] != "Z":  # session id; not a zombie
+                    found.append(int(entry))
+        return found
+
+    def ended_clean(self, seconds=10):
+        """True when bash ended and no process of the session is left."""
+        try:
+            self.process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return False, "still running after %d s" % seconds
+        deadline = time.time() + 3
+        while self.processes() and time.time() < deadline:
+            time.sleep(0.05)
+        left = [open("/proc/%d/cmdline" % p).read().replace("\0", " ")[:120] for p in self.processes()]
+        return not left, "left behind: %s" % left if left else "exit %s" % self.process.returncode
+
+    def kill(self):
+        try:
+            os.killpg(self.session, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def save(path, text):
+    """Writes the file as an editor does: a new file renamed over the old one."""
+    with open(path + ".new", "w") as f:
+        f.write(text)
+    os.replace(path + ".new", path)
+
+
+def main(argv):
+    if len(argv) != 2 or not os.path.isfile(os.path.join(argv[0], "README.md")):
+        print("watch_test: usage: watch_test.py PROJECT_DIR WORK_DIR", file=sys.stderr)
+        return 2
+    project, work = argv
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    for name in ("CMakeLists.txt", "CMakePresets.json", "README.md", "lab04_attention.cpp"):
+        shutil.copy(os.path.join(project, name), work)
+    shutil.copytree(os.path.join(project, "tests"), os.path.join(work, "tests"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
+    if configure.returncode != 0:
+        print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
+        return 1
+    command = make_starter.readme_command(open(os.path.join(project, "README.md")).read(), "watch").strip()
+    print("ran in %s: %s %s" % (work, command, OPTIONS))
+    lab_cpp = os.path.join(work, "lab04_attention.cpp")
+    lesson = open(lab_cpp).read()
+    checks = []
+    watches = []
+    try:
+        watch = Watch(work, command + " " + OPTIONS)
+        watches.append(watch)
+        first_out, first_err = watch.next_round()
+        subprocess.run(["cmake", "--build", "build", "--target", "lab04_attention"], cwd=work, capture_output=True)
+        expected = subprocess.run([os.path.join(work, "build", "lab04_attention")] + OPTIONS.split(),
+                                  capture_output=True, text=True).stdout
+        # Before it, standard output has the build's lines, from the README's `cmake --build`.
+        checks.append(("its first run prints what build/lab04_attention %s prints, byte for byte" % OPTIONS,
+                       first_out.endswith(expected) and expected.endswith(LAST_LINE),
+                       "watch's run: %r...\nlab's run: %r..." % (first_out[-300:], expected[-300:])))
+
+        save(lab_cpp, lesson.replace("Next: run several heads.", "Next: an edit shows."))
+        out, err = watch.next_round()
+        checks.append(("after a save it shows the new run, then how long the save took to show",
+                       out.endswith("Next: an edit shows.\n") and "s from the save to the end of this run" in err,
+                       "stdout ends %r; stderr %r" % (out[-80:], err)))
+
+        save(lab_cpp, lesson + "int broken = ;\n")
+        out, err = watch.next_round()
+        checks.append(("a compile error is shown as the compiler prints it, and the watch waits",
+                       "error:" in err and "int broken = ;" in err and "does not compile" in err and not out
+                       and watch.process.poll() is None, "stdout %r; stderr %r" % (out[-200:], err[-600:])))
+
+        save(lab_cpp, lesson.replace("  // STEP 5:", "  std::abort();\n  // STEP 5:", 1))
+        out, err = watch.next_round()
+        crash_lines = [l for l in err.splitlines() if "crashed" in l]
+        checks.append(("a crash of the lab is one line (what it printed before stays), and the watch goes on",
+                       len(crash_lines) == 1 and "signal 6" in crash_lines[0] and "STEP 2:" in out
+                       and watch.process.poll() is None, "stdout %r; stderr %r" % (out[-200:], err[-600:])))
+
+        save(lab_cpp, lesson)
+        out, err = watch.next_round()
+        checks.append(("the lesson put back prints the lesson's run again, byte for byte", out == expected,
+                       "%r..." % out[-300:]))
+
+        os.killpg(watch.session, signal.SIGINT)  # what Ctrl-C does: the terminal's whole group
+        ok, got = watch.ended_clean()
+        checks.append(("Ctrl-C ends it and leaves no process", ok, got))
+
+        watch = Watch(work, command)
+        watches.append(watch)
+        watch.next_round()
+        save(lab_cpp, lesson + "// a save\n")
+        time.sleep(0.3)  # the build is under way
+        pid = watch.pid_of_watch()
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+        ok, got = watch.ended_clean()
+        checks.append(("SIGTERM during a build ends it and leaves no process (cmake, ninja, the compiler)",
+                       pid is not None and ok, got))
+
+        watch = Watch(work, command)
+        watches.append(watch)
+        watch.next_round()
+        save(lab_cpp, lesson.replace("  // STEP 5:", "  for (volatile int i = 0;; i = 0) {}\n  // STEP 5:", 1))
+        deadline = time.time() + WAIT
+        while time.time() < deadline and len(watch.watch_processes()) < 2:  # the watch and its run
+            time.sleep(0.05)
+        time.sleep(0.5)
+        pid = watch.pid_of_watch()
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+        ok, got = watch.ended_clean()
+        checks.append(("SIGTERM during a run that hangs ends it and leaves no process", pid is not None and ok, got))
+
+        save(lab_cpp, lesson)
+        try:
+            bad = subprocess.run([os.path.join(work, "build", "lab04_watch"), "--tokens", "0"], cwd=work,
+                                 capture_output=True, text=True, timeout=30)
+            ok, got = (bad.returncode == 2 and not bad.stdout and len(bad.stderr.splitlines()) == 1,
+                       "exit %d, stdout %r, stderr %r" % (bad.returncode, bad.stdout[:200], bad.stderr[-400:]))
+        except subprocess.TimeoutExpired:
+            ok, got = False, "still running after 30 s (it went on watching)"
+        checks.append(("bad options: exit 2, nothing on standard output, one line on standard error", ok, got))
+    finally:
+        for watch in watches:
+            watch.kill()
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -28,12 +28,12 @@
 // again, even a file that never names them: the headers make their vtables, and a vtable needs
 // each virtual function. About 0.3 s of each compile. Declared here as instantiated elsewhere,
 // they are compiled once, in lab_pch_instances.cpp, which every program links.
-#define LAB_PCH_INSTANCES(X)                                                    \
-  X(torch::nn::Cloneable<torch::nn::LinearImpl>)                                \
-  X(torch::nn::Cloneable<torch::nn::BilinearImpl>)                              \
-  X(torch::nn::Cloneable<torch::nn::UnflattenImpl>)                             \
-  X(c10::SingleElementType<c10::TypeKind::ListType, c10::ListType>)             \
-  X(c10::SingleElementType<c10::TypeKind::FutureType, c10::FutureType>)         \
+#define LAB_PCH_INSTANCES(X)                                            \
+  X(torch::nn::Cloneable<torch::nn::LinearImpl>)                        \
+  X(torch::nn::Cloneable<torch::nn::BilinearImpl>)                      \
+  X(torch::nn::Cloneable<torch::nn::UnflattenImpl>)                     \
+  X(c10::SingleElementType<c10::TypeKind::ListType, c10::ListType>)     \
+  X(c10::SingleElementType<c10::TypeKind::FutureType, c10::FutureType>) \
   X(c10::SingleElementType<c10::TypeKind::RRefType, c10::RRefType>)
 #define LAB_PCH_EXTERN(...) extern template class __VA_ARGS__;
 LAB_PCH_INSTANCES(LAB_PCH_EXTERN)
@@ -56,5 +56,6 @@ inline void lab_pch_instantiate_what_the_lesson_uses(int64_t n, const char* text
   ok = ok && weights.masked_fill(tril, 0.0).abs_().max().item<double>() < 1.0;
   std::string line = std::string(ok ? "a" : "b") + text;
   std::from_chars(line.data(), line.data() + line.size(), *out);
-  (void)weights.size(0), (void)weights.select(0, 0).item<float>(), (void)weights.accessor<float, 2>();
+  (void)weights.size(0), (void)weights.select(0, 0).item<float>(),
+      (void)weights.accessor<float, 2>();
 }

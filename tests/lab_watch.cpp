@@ -34,10 +34,10 @@
 #include <vector>
 
 // Set by CMakeLists.txt for this build folder.
-constexpr const char* kSource = LAB_SOURCE;        // the file to watch
-constexpr const char* kBuildDir = LAB_BUILD_DIR;   // where `cmake --build` runs
-constexpr const char* kModule = LAB_MODULE;        // the lab as a module
-constexpr const char* kCMake = LAB_CMAKE;          // the cmake that configured the build
+constexpr const char* kSource = LAB_SOURCE;       // the file to watch
+constexpr const char* kBuildDir = LAB_BUILD_DIR;  // where `cmake --build` runs
+constexpr const char* kModule = LAB_MODULE;       // the lab as a module
+constexpr const char* kCMake = LAB_CMAKE;         // the cmake that configured the build
 constexpr const char* kModuleTarget = "lab04_module";
 
 namespace {
@@ -182,14 +182,16 @@ std::string how_it_ended(int status) {  // "" for exit status 0
   if (status == -1) return "the lab could not be started: " + std::string(std::strerror(errno));
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    return "the lab crashed: " + std::string(strsignal(sig)) + " (signal " + std::to_string(sig) + ")";
+    return "the lab crashed: " + std::string(strsignal(sig)) + " (signal " + std::to_string(sig) +
+           ")";
   }
-  if (WEXITSTATUS(status) != 0) return "the lab exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WEXITSTATUS(status) != 0)
+    return "the lab exited with status " + std::to_string(WEXITSTATUS(status));
   return "";
 }
 
 timespec saved_at() {  // the source's modification time; 0 if it cannot be read
-  struct stat st{};
+  struct stat st {};
   return stat(kSource, &st) == 0 ? st.st_mtim : timespec{};
 }
 
@@ -249,7 +251,8 @@ int main(int argc, char** argv) {
       }
       say(std::string(took) + "waiting for the next save of " + source + " (Ctrl-C to stop)");
     } else {
-      say("lab04_attention.cpp does not compile (the messages are above); waiting for the next save");
+      say("lab04_attention.cpp does not compile (the messages are above); waiting for the next "
+          "save");
     }
     wait_for_a_save(inotify, name, save);
   }

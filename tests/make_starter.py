@@ -40,7 +40,8 @@ PROJECT = os.path.dirname(HERE)
 DEFAULT_BLANKS = [3, 4, 5, 6]
 COPIED = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore",
           "tests/check_lab.py", "tests/diagnosis.py", "tests/grading.py", "tests/reference_attention.py",
-          "tests/mistakes.py"]
+          "tests/mistakes.py", "tests/lab_pch.h", "tests/lab_pch_instances.cpp", "tests/pch_guard.sh",
+          "tests/lab_watch.cpp"]
 DECLARATION = re.compile(r"^(const\s+)?(torch::Tensor|torch::nn::Linear|bool)\s+(\w+)\b")
 CHANGE = re.compile(r"^(if\s*\([^)]*\)\s*)?(\w+)\.\w+\(")  # scores.mul_(...), maybe under an if
 EMPTY = {"torch::Tensor": "torch::Tensor {};", "torch::nn::Linear": "torch::nn::Linear {}{{nullptr}};",

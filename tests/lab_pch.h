@@ -35,7 +35,11 @@
   X(c10::SingleElementType<c10::TypeKind::ListType, c10::ListType>)     \
   X(c10::SingleElementType<c10::TypeKind::FutureType, c10::FutureType>) \
   X(c10::SingleElementType<c10::TypeKind::RRefType, c10::RRefType>)
+#ifdef LAB_PCH_CODEGEN  // the watch's header (-fpch-codegen): instantiated and compiled with it
+#define LAB_PCH_EXTERN(...) template class __VA_ARGS__;
+#else
 #define LAB_PCH_EXTERN(...) extern template class __VA_ARGS__;
+#endif
 LAB_PCH_INSTANCES(LAB_PCH_EXTERN)
 #undef LAB_PCH_EXTERN
 
@@ -55,6 +59,7 @@ inline void lab_pch_instantiate_what_the_lesson_uses(int64_t n, const char* text
   bool ok = torch::allclose(weights.sum(-1), torch::ones({n}), 1e-5, 1e-6);
   ok = ok && weights.masked_fill(tril, 0.0).abs_().max().item<double>() < 1.0;
   std::string line = std::string(ok ? "a" : "b") + text;
+  line = "abcd", line += "abc";
   std::from_chars(line.data(), line.data() + line.size(), *out);
   (void)weights.size(0), (void)weights.select(0, 0).item<float>(),
       (void)weights.accessor<float, 2>();

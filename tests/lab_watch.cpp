@@ -1,16 +1,18 @@
 // lab04_watch: edit the lab, save, and see the new run, without waiting for LibTorch to load.
 //
-//   cmake --build --preset default --target lab04_watch && build/lab04_watch --verbose
+//   build/lab04_watch [lab options]          the watch: runs the lab, then again at each save
+//   build/lab04_watch --once [lab options]   rebuilds the lab and runs it once (the README's
+//                                            rebuild-run), loading LibTorch during the compile
 //
-// Its arguments are the lab's options. It builds and runs the lab once, then again each time
-// lab04_attention.cpp is saved, and after each run says how long the save took to show.
-// Compile errors are shown as the compiler prints them; a crash or an exit status other than 0
-// is one line; Ctrl-C (or SIGTERM) ends it and every process it started.
+// The watch builds and runs the lab, then again each time lab04_attention.cpp is saved, and
+// after each run says how long the save took to show. Compile errors are shown as the
+// compiler prints them; a crash or an exit status other than 0 is one line; Ctrl-C (or
+// SIGTERM) ends it and every process it started.
 //
-// Why it is fast: it is linked to LibTorch, so LibTorch is loaded once, when it starts, not at
-// every run. Each run is a child process (fork) that loads the lab just built, as a module
-// (lab04_module, linked from the same object as build/lab04_attention), and calls its main.
-// The child starts from the state of a process that has not run anything yet, as
+// Why it is fast: LibTorch is loaded into this process once (lab04_runtime, a shared library
+// linked to it), while the first build runs, not at every run. Each run is a child process
+// (fork) that loads the lab just built, as a module (lab04_module), and calls its main. The
+// child starts from the state of a process that has not run anything yet, as
 // build/lab04_attention does, so it prints the same bytes; and a crash of the lab ends the
 // child, never the watch. The lab itself, lab04_attention.cpp, knows nothing of this.
 
@@ -34,11 +36,11 @@
 #include <vector>
 
 // Set by CMakeLists.txt for this build folder.
-constexpr const char* kSource = LAB_SOURCE;       // the file to watch
-constexpr const char* kBuildDir = LAB_BUILD_DIR;  // where `cmake --build` runs
-constexpr const char* kModule = LAB_MODULE;       // the lab as a module
-constexpr const char* kCMake = LAB_CMAKE;         // the cmake that configured the build
-constexpr const char* kModuleTarget = "lab04_module";
+constexpr const char* kSource = LAB_SOURCE;         // the file to watch
+constexpr const char* kBuildDir = LAB_BUILD_DIR;    // where `cmake --build` runs
+constexpr const char* kModule = LAB_MODULE;         // the lab as a module
+constexpr const char* kRuntime = LAB_RUNTIME;       // LibTorch, and its headers' inline code
+constexpr const char* kBuildTool = LAB_BUILD_TOOL;  // ninja, or else cmake (--build)
 
 namespace {
 
@@ -114,37 +116,62 @@ std::string compiler_messages(const std::string& output) {
   return kept;
 }
 
-// Rebuilds the module with the build folder's own tools. True when it was built; the
-// compiler's messages, if any, are shown either way.
-bool build() {
+bool exists(const char* path) { return access(path, F_OK) == 0; }
+
+// A build of `targets` with the build folder's own tools, started in a process group of its
+// own; finish_build() collects it.
+struct Build {
+  pid_t pid = -1;
+  int output = -1;
+  bool live = false;  // the build's lines go straight to standard error (the first build)
+};
+
+Build start_build(const std::vector<const char*>& targets, bool live) {
+  Build b;
+  b.live = live;
   int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return false;
-  pid_t pid = fork();
-  if (pid == 0) {
+  if (!live && pipe2(out, O_CLOEXEC) != 0) return b;
+  b.pid = fork();
+  if (b.pid == 0) {
     setpgid(0, 0);
     sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    execl(kCMake, kCMake, "--build", kBuildDir, "--target", kModuleTarget, (char*)nullptr);
+    dup2(live ? STDERR_FILENO : out[1], STDOUT_FILENO);
+    if (!live) dup2(out[1], STDERR_FILENO);
+    std::string tool = kBuildTool;
+    bool ninja = tool.size() >= 5 && tool.compare(tool.size() - 5, 5, "ninja") == 0;
+    std::vector<const char*> argv = {kBuildTool};  // ninja straight away saves cmake's 20 ms
+    for (const char* a : ninja ? std::vector<const char*>{"-C", kBuildDir}
+                               : std::vector<const char*>{"--build", kBuildDir, "--target"})
+      argv.push_back(a);
+    argv.insert(argv.end(), targets.begin(), targets.end());
+    argv.push_back(nullptr);
+    execv(kBuildTool, const_cast<char**>(argv.data()));
     _exit(127);
   }
-  close(out[1]);
-  if (pid < 0) {
-    close(out[0]);
-    return false;
+  if (!live) {
+    close(out[1]);
+    b.output = out[0];
   }
-  setpgid(pid, pid);  // also here: no race with a Ctrl-C before the child ran
-  g_build_group = pid;
+  if (b.pid > 0) {
+    setpgid(b.pid, b.pid);  // also here: no race with a Ctrl-C before the child ran
+    g_build_group = b.pid;
+  }
+  return b;
+}
+
+// True when the build succeeded; the compiler's messages, if any, are shown either way.
+bool finish_build(Build& b) {
+  if (b.pid < 0) return false;
   std::string output;
   char chunk[4096];
-  for (;;) {
-    if (!wait_for(out[0])) continue;
-    ssize_t n = read(out[0], chunk, sizeof chunk);
+  while (b.output >= 0) {
+    if (!wait_for(b.output)) continue;
+    ssize_t n = read(b.output, chunk, sizeof chunk);
     if (n > 0) output.append(chunk, size_t(n));
     if (n == 0 || (n < 0 && errno != EINTR)) break;
   }
-  close(out[0]);
-  int status = wait_for_child(pid);
+  if (b.output >= 0) close(b.output);
+  int status = wait_for_child(b.pid);
   g_build_group = -1;
   bool built = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   std::string messages = compiler_messages(output);
@@ -154,6 +181,40 @@ bool build() {
   return built;
 }
 
+// Loads LibTorch into this process, for every run to come (RTLD_GLOBAL: the module finds it).
+bool load_runtime(bool quiet) {
+  static bool loaded = false;
+  if (!loaded && !dlopen(kRuntime, RTLD_NOW | RTLD_GLOBAL)) {
+    if (!quiet) std::fprintf(stderr, "watch: could not load LibTorch: %s\n", dlerror());
+    return false;
+  }
+  return loaded = true;
+}
+
+// Builds `targets`, loading LibTorch meanwhile when it was built before.
+bool build(const std::vector<const char*>& targets) {
+  bool first = !exists(kModule) || !exists(kRuntime);
+  if (first)
+    say("building the lab as a module; the first time also LibTorch's inline code (a minute or "
+        "so)");
+  Build b = start_build(targets, first);
+  bool loaded = !first && load_runtime(/*quiet=*/true);  // may fail if being relinked: retried
+  return finish_build(b) && (loaded || load_runtime(/*quiet=*/false));
+}
+
+// Calls the main of the module just built, in this process.
+int lab_main(std::vector<char*>& argv) {
+  void* lab = dlopen(kModule, RTLD_NOW | RTLD_LOCAL);
+  auto main_of_lab = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
+  if (!main_of_lab) {
+    std::fprintf(stderr, "watch: could not load the lab: %s\n", dlerror());
+    return 127;
+  }
+  int status = main_of_lab(int(argv.size()) - 1, argv.data());
+  std::fflush(nullptr);  // what exit() would do for the lab's output
+  return status;
+}
+
 // Runs the lab's main in a child process; returns its wait status.
 int run(std::vector<char*>& argv) {
   std::fflush(nullptr);
@@ -161,15 +222,7 @@ int run(std::vector<char*>& argv) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the watch
     sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
-    void* lab = dlopen(kModule, RTLD_NOW | RTLD_LOCAL);
-    auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
-    if (!lab_main) {
-      std::fprintf(stderr, "watch: could not load the lab: %s\n", dlerror());
-      _exit(127);
-    }
-    int status = lab_main(int(argv.size()) - 1, argv.data());
-    std::fflush(nullptr);  // what exit() would do for the lab's output; LibTorch's state
-    _exit(status);         // is the watch's, and is not torn down at every run
+    _exit(lab_main(argv));  // not exit(): LibTorch's state is the watch's, kept for every run
   }
   if (pid < 0) return -1;
   g_run = pid;
@@ -221,6 +274,18 @@ int main(int argc, char** argv) {
   sigprocmask(SIG_BLOCK, &g_handled, nullptr);
   g_signals = signalfd(-1, &g_handled, SFD_CLOEXEC);
 
+  bool once = argc > 1 && std::strcmp(argv[1], "--once") == 0;
+  std::string program = std::string(kBuildDir) + "/lab04_attention";
+  std::vector<char*> lab_argv = {program.data()};
+  for (int i = once ? 2 : 1; i < argc; ++i) lab_argv.push_back(argv[i]);
+  lab_argv.push_back(nullptr);
+
+  if (once) {  // only the module: build/lab04_attention is rebuilt by `cmake --build`
+    if (g_signals < 0 || !build({"lab04_module"})) return 1;
+    sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
+    return lab_main(lab_argv);
+  }
+
   std::string source = kSource, dir = source.substr(0, source.rfind('/'));
   const char* name = kSource + dir.size() + 1;
   int inotify = inotify_init1(IN_CLOEXEC);
@@ -229,17 +294,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lab04_watch: cannot watch %s: %s\n", kSource, std::strerror(errno));
     return 2;
   }
-  std::string program = std::string(kBuildDir) + "/lab04_attention";
-  std::vector<char*> lab_argv = {program.data()};
-  for (int i = 1; i < argc; ++i) lab_argv.push_back(argv[i]);
-  lab_argv.push_back(nullptr);
   const char* term = std::getenv("TERM");
   bool clear = isatty(STDOUT_FILENO) && term && *term && std::strcmp(term, "dumb") != 0;
 
   for (bool first = true;; first = false) {
     timespec save = saved_at();
     if (!first && clear && write(STDOUT_FILENO, "\033[H\033[2J\033[3J", 11) < 0) return 3;
-    if (build()) {
+    if (build({"lab04_module"})) {
       int status = run(lab_argv);
       if (first && WIFEXITED(status) && WEXITSTATUS(status) == 2) return 2;  // bad options
       std::string ended = how_it_ended(status);

@@ -6,9 +6,10 @@
 #       the compile; when it made a precompiled header (-o *.pch or *.gch), lists the headers it
 #       read (from its -MF dependency file) in <header>.inputs, and their inode, size and date
 #       in <header>.stamp
-#   pch_guard.sh DIR TRIGGER                  before every build: for each <header>.inputs in
-#       DIR, takes the same figures again; if any differs (a header replaced, even by an older
-#       file), rewrites TRIGGER, a header the precompiled header includes, so it is rebuilt
+#   pch_guard.sh TRIGGER...                  before every build: for each <header>.inputs next
+#       to a TRIGGER, takes the same figures again; if any differs (a header replaced, even by
+#       an older file), rewrites that TRIGGER, a header its precompiled header includes, so it
+#       is rebuilt (each precompiled header has a trigger of its own)
 #
 # Only POSIX sh, sed, tr, xargs and stat: it runs before every build, in a few milliseconds.
 set -eu
@@ -43,14 +44,16 @@ if [ "${1:-}" = --record ]; then
   exit "$status"
 fi
 
-[ $# -eq 2 ] || { echo "usage: pch_guard.sh --record COMPILER ARGS... | pch_guard.sh DIR TRIGGER" >&2; exit 2; }
-dir=$1 trigger=$2
-[ -f "$trigger" ] || echo "// Rewritten when a header of the precompiled header changes." >"$trigger"
-for inputs in "$dir"/*.inputs; do
-  [ -f "$inputs" ] || continue
-  stamp=${inputs%.inputs}.stamp
-  if ! figures "$inputs" | cmp -s - "$stamp"; then
-    echo "lab: a header the precompiled header was made from has changed since (a system update?): rebuilding it" >&2
-    printf '// Rewritten when a header of the precompiled header changes; last: %s\n' "$(date)" >"$trigger"
-  fi
+[ $# -ge 1 ] || { echo "usage: pch_guard.sh --record COMPILER ARGS... | pch_guard.sh TRIGGER..." >&2; exit 2; }
+for trigger in "$@"; do
+  mkdir -p "$(dirname "$trigger")"
+  [ -f "$trigger" ] || echo "// Rewritten when a header of the precompiled header changes." >"$trigger"
+  for inputs in "$(dirname "$trigger")"/*.inputs; do
+    [ -f "$inputs" ] || continue
+    stamp=${inputs%.inputs}.stamp
+    if ! figures "$inputs" | cmp -s - "$stamp"; then
+      echo "lab: a header the precompiled header was made from has changed since (a system update?): rebuilding it" >&2
+      printf '// Rewritten when a header of the precompiled header changes; last: %s\n' "$(date)" >"$trigger"
+    fi
+  done
 done

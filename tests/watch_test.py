@@ -1,5 +1,6 @@
-"""The watch (tests/lab_watch.cpp), started with the README's command on a copy of the project,
-then driven like a student drives it: it shows the new run after a save, byte for byte what
+"""The student's loop (tests/lab_watch.cpp) on a copy of the project. The README's rebuild-run
+(build/lab04_watch --once) prints what build/lab04_attention prints and exits with its status.
+The watch, started with the README's command, driven like a student drives it: it shows the new run after a save, byte for byte what
 build/lab04_attention prints; it shows a compile error and waits; it reports a crashing lab in
 one line and goes on; Ctrl-C (SIGINT to its process group) and SIGTERM end it, during a build
 and during a run that hangs, and leave no process behind; bad options are one line and exit 2.
@@ -20,7 +21,7 @@ import make_starter  # reads the README's marked commands as .ci/run does
 
 OPTIONS = "--verbose -T 20 --heatmap --digits 4"  # added to the README's command
 LAST_LINE = "Next: run several heads.\n"
-WAIT = 120  # seconds: the first start builds the precompiled header in the copy
+WAIT = 300  # seconds: the first start builds the watch's precompiled header and its code in the copy
 
 
 class Watch:
@@ -105,6 +106,28 @@ def save(path, text):
     with open(path + ".new", "w") as f:
         f.write(text)
     os.replace(path + ".new", path)
+
+
+def once_checks(work, rebuild_run):
+    """The README's rebuild-run, with options added, against build/lab04_attention."""
+    subprocess.run(["cmake", "--build", "build", "--target", "lab04_attention"], cwd=work, capture_output=True)
+    checks = []
+    for options, what in ((OPTIONS, "the same bytes and exit status 0"),
+                          ("--no-mask", "the same bytes, exit status 1 and the same line on standard error"),
+                          ("--tokens 0", "nothing on standard output, exit status 2, one line on standard error")):
+        try:
+            got = subprocess.run(["bash", "-c", rebuild_run + " " + options], cwd=work, capture_output=True,
+                                 text=True, timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            checks.append(("`%s %s`: %s" % (rebuild_run, options, what), False, "still running after %d s" % WAIT))
+            continue
+        lab = subprocess.run([os.path.join(work, "build", "lab04_attention")] + options.split(),
+                             capture_output=True, text=True)
+        ok = got.stdout == lab.stdout and got.returncode == lab.returncode and got.stderr == lab.stderr
+        checks.append(("`%s %s`: %s as build/lab04_attention" % (rebuild_run, options, what), ok,
+                       "exit %d (lab %d)\nstdout %r\nlab's  %r\nstderr %r" % (
+                           got.returncode, lab.returncode, got.stdout[-300:], lab.stdout[-300:], got.stderr[-300:])))
+    return checks
 
 
 def main(argv):
@@ -195,6 +218,8 @@ def main(argv):
         checks.append(("SIGTERM during a run that hangs ends it and leaves no process", pid is not None and ok, got))
 
         save(lab_cpp, lesson)
+        checks += once_checks(work, make_starter.readme_command(open(os.path.join(project, "README.md")).read(),
+                                                                "rebuild-run").strip())
         try:
             bad = subprocess.run([os.path.join(work, "build", "lab04_watch"), "--tokens", "0"], cwd=work,
                                  capture_output=True, text=True, timeout=30)

@@ -113,6 +113,7 @@ def once_checks(work, rebuild_run):
     subprocess.run(["cmake", "--build", "build", "--target", "lab04_attention"], cwd=work, capture_output=True)
     checks = []
     for options, what in ((OPTIONS, "the same bytes and exit status 0"),
+                          ("-T 1024 --digits 9", "the same bytes (LibTorch's threads at work) and exit status 0"),
                           ("--no-mask", "the same bytes, exit status 1 and the same line on standard error"),
                           ("--tokens 0", "nothing on standard output, exit status 2, one line on standard error")):
         try:

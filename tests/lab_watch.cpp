@@ -37,7 +37,7 @@
 
 // Set by CMakeLists.txt for this build folder.
 constexpr const char* kSource = LAB_SOURCE;         // the file to watch
-constexpr const char* kBuildDir = LAB_BUILD_DIR;    // where `cmake --build` runs
+constexpr const char* kBuildDir = LAB_BUILD_DIR;    // the build folder
 constexpr const char* kModule = LAB_MODULE;         // the lab as a module
 constexpr const char* kRuntime = LAB_RUNTIME;       // LibTorch, and its headers' inline code
 constexpr const char* kObject = LAB_OBJECT;         // the lab's object, linked into the module
@@ -119,6 +119,11 @@ std::string compiler_messages(const std::string& output) {
 
 bool exists(const char* path) { return access(path, F_OK) == 0; }
 
+timespec modified(const std::string& path) {  // 0 if it cannot be read
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? st.st_mtim : timespec{};
+}
+
 // A command run in the build folder, in a process group of its own; finish_build() collects
 // it. `live`: its output goes straight to standard error (the first build), else to a pipe.
 struct Build {
@@ -165,6 +170,14 @@ Build start_build(const std::vector<const char*>& targets, bool live) {
   return start_in_build_folder(command, live);
 }
 
+// The compiler's messages in a build's output: all of them after a failure, else any warnings.
+void show_messages(const std::string& output, bool built) {
+  std::string messages = compiler_messages(output);
+  if (!built || messages.find("warning") != std::string::npos) {
+    if (write(STDERR_FILENO, messages.data(), messages.size()) < 0) return;
+  }
+}
+
 // True when the build succeeded; the compiler's messages, if any, are shown either way
 // (`show`), or kept in `kept`.
 bool finish_build(Build& b, bool show = true, std::string* kept = nullptr) {
@@ -182,10 +195,7 @@ bool finish_build(Build& b, bool show = true, std::string* kept = nullptr) {
   g_build_group = -1;
   bool built = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (kept) *kept = output;
-  std::string messages = compiler_messages(output);
-  if (show && (!built || messages.find("warning") != std::string::npos)) {
-    if (write(STDERR_FILENO, messages.data(), messages.size()) < 0) return built;
-  }
+  if (show) show_messages(output, built);
   return built;
 }
 
@@ -209,11 +219,6 @@ struct Shortcut {
   timespec build_files{};
 };
 Shortcut g_shortcut;
-
-timespec modified(const std::string& path) {  // 0 if it cannot be read
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 ? st.st_mtim : timespec{};
-}
 
 bool same(timespec a, timespec b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
 
@@ -243,11 +248,8 @@ bool take_shortcut() {
   }
   std::string output;
   Build b = start_in_build_folder({"/bin/sh", "-c", g_shortcut.commands}, false);
-  if (!finish_build(b, false, &output)) return false;
-  std::string messages = compiler_messages(output);
-  if (messages.find("warning") != std::string::npos) {
-    if (write(STDERR_FILENO, messages.data(), messages.size()) < 0) return true;
-  }
+  if (!finish_build(b, false, &output)) return false;  // the full build shows why
+  show_messages(output, true);
   return true;
 }
 
@@ -256,8 +258,7 @@ bool build(const std::vector<const char*>& targets, bool shortcut = false) {
   if (shortcut && take_shortcut()) return true;
   bool first = !exists(kModule) || !exists(kRuntime);
   if (first)
-    say("building the lab as a module; the first time also LibTorch's inline code (a minute or "
-        "so)");
+    say("building the lab as a module; the first time also LibTorch's inline code (15 to 40 s)");
   Build b = start_build(targets, first);
   bool loaded = !first && load_runtime(/*quiet=*/true);  // may fail if being relinked: retried
   bool built = finish_build(b) && (loaded || load_runtime(/*quiet=*/false));
@@ -306,11 +307,6 @@ std::string how_it_ended(int status) {  // "" for exit status 0
   return "";
 }
 
-timespec saved_at() {  // the source's modification time; 0 if it cannot be read
-  struct stat st {};
-  return stat(kSource, &st) == 0 ? st.st_mtim : timespec{};
-}
-
 // Waits for the next save of the source: an editor writes it in place (IN_CLOSE_WRITE) or
 // writes a new file and renames it over the old one (IN_MOVED_TO).
 void wait_for_a_save(int inotify, const char* name, timespec last) {
@@ -324,8 +320,8 @@ void wait_for_a_save(int inotify, const char* name, timespec last) {
       if (event->len > 0 && std::strcmp(event->name, name) == 0) ours = true;
       at += ssize_t(sizeof(inotify_event) + event->len);
     }
-    timespec t = saved_at();
-    if (ours && (t.tv_sec != last.tv_sec || t.tv_nsec != last.tv_nsec)) return;
+    timespec t = modified(kSource);
+    if (ours && !same(t, last)) return;
   }
 }
 
@@ -361,7 +357,7 @@ int main(int argc, char** argv) {
   bool clear = isatty(STDOUT_FILENO) && term && *term && std::strcmp(term, "dumb") != 0;
 
   for (bool first = true;; first = false) {
-    timespec save = saved_at();
+    timespec save = modified(kSource);  // when it was saved
     if (!first && clear && write(STDOUT_FILENO, "\033[H\033[2J\033[3J", 11) < 0) return 3;
     if (build({"lab04_module"}, /*shortcut=*/true)) {
       int status = run(lab_argv);

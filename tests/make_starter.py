@@ -39,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(HERE)
 DEFAULT_BLANKS = [3, 4, 5, 6]
 COPIED = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore",
+          "cmake/cxx_standard.cmake", "cmake/watch.cmake",
           "tests/check_lab.py", "tests/diagnosis.py", "tests/grading.py", "tests/reference_attention.py",
           "tests/mistakes.py", "tests/lab_pch.h", "tests/lab_pch_instances.cpp", "tests/pch_guard.sh",
           "tests/lab_watch.cpp"]
@@ -198,8 +199,8 @@ around them is there already.
 
 ## Build and run
 
-On Debian 12 or 13 (or a recent Ubuntu), this installs what the lab needs, builds it and runs
-it:
+On Debian 12, 13 or testing (or a recent Ubuntu), this installs what the lab needs, builds it
+and runs it:
 
 ```sh
 {install}
@@ -273,10 +274,11 @@ def classroom_workflow(points, setup):
           max-score: {p}
 """.format(n=n, p=grading.fmt(points[n - 1]))
     env = "".join('          STEP-%d_RESULTS: "${{ steps.step-%d.outputs.result }}"\n' % (n, n) for n in range(1, 8))
-    return """# GitHub Classroom: grades every push. The checker grades the lab once (each STEP judged on
-# the lab's own numbers); then one graded step per STEP, whose max-score is its points, and the
-# reporter that sums them. They run even when the build fails (a lab that does not compile
-# scores 0). Made by make_starter.py from the lab's project.
+    return """# GitHub Classroom: grades every push, on Debian 12, 13 and testing. The checker grades the lab
+# once (each STEP judged on the lab's own numbers); then one graded step per STEP, whose
+# max-score is its points, and the reporter that sums them (for Debian 12's run: one grade).
+# They run even when the build fails (a lab that does not compile scores 0). Made by
+# make_starter.py from the lab's project.
 name: Autograding Tests
 on:
   push:
@@ -288,8 +290,12 @@ permissions:
   contents: read
 jobs:
   run-autograding-tests:
+    strategy:
+      fail-fast: false
+      matrix:  # Debian 12, 13 and testing: the lab must build with the newest LibTorch too
+        debian: [bookworm, trixie, testing]
     runs-on: ubuntu-latest
-    container: debian:bookworm
+    container: debian:${{{{ matrix.debian }}}}
     if: github.actor != 'github-classroom[bot]'
     steps:
       - name: Install git, so that checkout makes a real clone
@@ -301,7 +307,7 @@ jobs:
         if: always()
         run: tests/check_lab.py --grade --report grade.txt build/lab04_attention || test $? -eq 1
 {steps}      - name: Autograding Reporter
-        if: always()
+        if: always() && matrix.debian == 'bookworm'
         uses: education/autograding-grading-reporter@v1
         env:
 {env}        with:
@@ -390,6 +396,7 @@ def main(argv):
         if lab_only == "autograder":
             return write_autograder(out, files)
         os.makedirs(os.path.join(out, "tests"), exist_ok=True)
+        os.makedirs(os.path.join(out, "cmake"), exist_ok=True)
         os.makedirs(os.path.join(out, ".github", "workflows"), exist_ok=True)
         for name in COPIED:
             shutil.copy2(os.path.join(PROJECT, name), os.path.join(out, name))

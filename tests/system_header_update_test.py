@@ -17,6 +17,7 @@ import sys
 import time
 
 import checklist
+import project_copy
 
 HEADER = "linux/errno.h"
 
@@ -30,11 +31,7 @@ def main(argv):
     linker_flags = argv[3] if len(argv) == 4 else ""
     shutil.rmtree(work, ignore_errors=True)
     source = os.path.join(work, "source")
-    os.makedirs(source)
-    for name in ("CMakeLists.txt", "lab04_attention.cpp"):
-        shutil.copy(os.path.join(project, name), source)
-    shutil.copytree(os.path.join(project, "tests"), os.path.join(source, "tests"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    project_copy.copy(project, source)
     include = os.path.join(work, "include")
     os.makedirs(os.path.join(include, "linux"))
     copy = os.path.join(include, HEADER)

@@ -17,6 +17,7 @@ import sys
 import time
 
 import checklist
+import project_copy
 import make_starter  # reads the README's marked commands as .ci/run does
 
 OPTIONS = "--verbose -T 20 --heatmap --digits 4"  # added to the README's command
@@ -136,12 +137,7 @@ def main(argv):
         print("watch_test: usage: watch_test.py PROJECT_DIR WORK_DIR", file=sys.stderr)
         return 2
     project, work = argv
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    for name in ("CMakeLists.txt", "CMakePresets.json", "README.md", "lab04_attention.cpp"):
-        shutil.copy(os.path.join(project, name), work)
-    shutil.copytree(os.path.join(project, "tests"), os.path.join(work, "tests"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    project_copy.copy(project, work)
     configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
     if configure.returncode != 0:
         print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])

@@ -20,6 +20,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import checklist
+import project_copy
 import make_starter  # reads the README's marked commands as .ci/run does
 
 MAX_LINES = 100
@@ -32,13 +33,7 @@ def main(argv):
               file=sys.stderr)
         return 2
     project, wrong, work, diagnosis = argv
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    for name in ("CMakeLists.txt", "CMakePresets.json", "README.md", ".clang-format"):
-        if os.path.exists(os.path.join(project, name)):
-            shutil.copy(os.path.join(project, name), work)
-    shutil.copytree(os.path.join(project, "tests"), os.path.join(work, "tests"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    project_copy.copy(project, work)
     shutil.copy(wrong, os.path.join(work, "lab04_attention.cpp"))
     configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
     if configure.returncode != 0:

@@ -11,6 +11,16 @@ include(${CMAKE_CURRENT_LIST_DIR}/skip_if_numbers_wrong.cmake)
 string(REPLACE "|" ";" args "${ARGS}")
 set(command "${LAB}" ${args})
 if(TTY)  # through script(1), so that the lab's standard output is a terminal
+  # A container without /dev/pts has none to give: then the test cannot run, and says why.
+  execute_process(COMMAND script -qec true /dev/null RESULT_VARIABLE no_tty OUTPUT_QUIET
+                  ERROR_VARIABLE why ERROR_STRIP_TRAILING_WHITESPACE)
+  if(no_tty)
+    if(why STREQUAL "")
+      set(why "script(1) exited with ${no_tty}")
+    endif()
+    message("SKIPPED: needs a pseudo-terminal, and none can be made here (${why})")
+    return()
+  endif()
   list(JOIN command " " line)
   set(command script -qec "${line}" /dev/null)
 endif()

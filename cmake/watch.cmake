@@ -1,5 +1,5 @@
 # Included by CMakeLists.txt on Linux: the watch needs inotify, signalfd and PR_SET_PDEATHSIG.
-# The student's loop (tests/lab_watch.cpp): build/lab04_watch rebuilds the lab as a module,
+# The student's loop (watch/lab_watch.cpp): build/lab04_watch rebuilds the lab as a module,
 # lab04_module, and runs it in a process that has loaded LibTorch, through lab04_runtime, a
 # shared library linked to it. Once (--once, the README's rebuild-run: LibTorch loads while the
 # lab compiles) or at each save (the watch: LibTorch loads once). None of it is built by the
@@ -7,14 +7,16 @@
 find_program(LAB_OBJCOPY objcopy)  # GNU objcopy, from binutils (g++ brings it); see below
 if(LAB_PCH AND CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND LAB_OBJCOPY)
   # With clang the module is compiled against a second precompiled header, the same
-  # tests/lab_pch.h made with -fpch-codegen: the inline functions of LibTorch's headers are
+  # cmake/lab_pch.h made with -fpch-codegen: the inline functions of LibTorch's headers are
   # then compiled once, into lab04_pch_code.o, which lab04_runtime holds, and never again in a
-  # compile of the lab: 0.28 s instead of 0.49 s. That object takes 15 to 40 s, once, and
-  # 113 MB of the build folder: too much for the default build, whose clean build it would
-  # double or triple; the first start of the watch or of --once pays it.
+  # compile of the lab, which is then about half as long. That object takes long to compile,
+  # once, and a large part of the build folder (docs/performance.md): too much for the default
+  # build, whose clean build it would double or more; the first start of the watch or of
+  # --once pays it.
   lab_pch(lab04_fast_pch EXCLUDE_FROM_ALL)
   target_compile_options(lab04_fast_pch PRIVATE -fpch-codegen)
-  set(fast_pch ${CMAKE_BINARY_DIR}/CMakeFiles/lab04_fast_pch.dir/cmake_pch.hxx.pch)
+  lab_pch_dir(lab04_fast_pch fast_pch_dir)
+  set(fast_pch ${fast_pch_dir}/cmake_pch.hxx.pch)
   # Its references are made weak (GNU objcopy, from binutils; llvm-objcopy keeps undefined
   # symbols strong): it holds every inline function of the headers, and a few name what
   # LibTorch does not export (torch::jit::ProfileOp's vtable); no lab calls them.
@@ -22,16 +24,17 @@ if(LAB_PCH AND CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND LAB_OBJCOPY)
     COMMAND ${CMAKE_CXX_COMPILER} -fPIC -c ${fast_pch} -o lab04_pch_code.o
     COMMAND ${LAB_OBJCOPY} --weaken lab04_pch_code.o
     DEPENDS ${fast_pch} lab04_fast_pch
-    COMMENT "Compiling the inline code of LibTorch's headers, once (15 to 40 s)" VERBATIM)
+    COMMENT "Compiling the inline code of LibTorch's headers, once (the first start of the watch waits for it)" VERBATIM)
   add_library(lab04_runtime SHARED EXCLUDE_FROM_ALL ${CMAKE_BINARY_DIR}/lab04_pch_code.o)
   lab_settings(lab04_runtime lab04_fast_pch)
   add_library(lab04_lesson_fast OBJECT EXCLUDE_FROM_ALL lab04_attention.cpp)
   lab_settings(lab04_lesson_fast lab04_fast_pch)
   set_target_properties(lab04_fast_pch lab04_lesson_fast PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  foreach(target lab04_fast_pch lab04_runtime lab04_lesson_fast)  # see tests/lab_pch.h
+  foreach(target lab04_fast_pch lab04_runtime lab04_lesson_fast)  # see cmake/lab_pch.h
     target_compile_definitions(${target} PRIVATE LAB_PCH_CODEGEN)
   endforeach()
   set(module_objects lab04_lesson_fast)
+  string(APPEND lab_paths "lesson_fast_object $<TARGET_OBJECTS:lab04_lesson_fast>\n")
 else()
   # Otherwise the module is linked from the program's own object: position-independent
   # executables' objects serve a module too, as long as its symbols bind to itself
@@ -49,7 +52,7 @@ target_link_options(lab04_runtime PRIVATE -Wl,-Bsymbolic)
 add_library(lab04_module MODULE EXCLUDE_FROM_ALL $<TARGET_OBJECTS:${module_objects}>)
 add_dependencies(lab04_module lab04_runtime)
 target_link_options(lab04_module PRIVATE -Wl,-Bsymbolic)
-add_executable(lab04_watch tests/lab_watch.cpp)  # small and plain: it loads LibTorch itself
+add_executable(lab04_watch watch/lab_watch.cpp)  # small and plain: it loads LibTorch itself
 lab_standard(lab04_watch)
 target_compile_definitions(lab04_watch PRIVATE
   LAB_SOURCE="${PROJECT_SOURCE_DIR}/lab04_attention.cpp" LAB_BUILD_DIR="${CMAKE_BINARY_DIR}"

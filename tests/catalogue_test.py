@@ -18,6 +18,7 @@ import sys
 
 import torch
 
+import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
 import check_lab
 import diagnosis
 from mistakes import MISTAKES

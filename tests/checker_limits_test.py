@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 
+import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
 import check_lab
 
 LIMIT_MB = 300

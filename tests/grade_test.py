@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 
+import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
 import check_lab
 
 

@@ -22,8 +22,8 @@ import sys
 import zipfile
 
 import checklist
+import project
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def autograde(root, submission_text):
@@ -52,14 +52,14 @@ def main(argv):
     root = os.path.join(work, "autograder")
     os.makedirs(os.path.join(root, "source"))
     zip_path = os.path.join(work, "autograder.zip")
-    subprocess.run([sys.executable, os.path.join(HERE, "make_starter.py"), "--autograder", zip_path], check=True)
+    subprocess.run([sys.executable, os.path.join(project.INSTRUCTOR, "make_starter.py"), "--autograder", zip_path], check=True)
     with zipfile.ZipFile(zip_path) as z:
         for info in z.infolist():  # unzip as Gradescope does, keeping the programs' modes
             path = z.extract(info, os.path.join(root, "source"))
             os.chmod(path, (info.external_attr >> 16) or 0o644)
     checks = []
     results, output = autograde(root, open(lab_cpp).read())
-    direct = subprocess.run([sys.executable, os.path.join(HERE, "check_lab.py"), "--grade", lab],
+    direct = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
                             capture_output=True, text=True)
     m = re.search(r"^score: ([\d.]+)/([\d.]+)$", direct.stdout, re.M)
     if results is None:

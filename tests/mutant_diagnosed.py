@@ -13,6 +13,7 @@ was expected and what came.
 """
 import sys
 
+import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
 import check_lab
 from mistakes import MISTAKES
 

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 import checklist
-import project_copy
+import project
 
 ADVICE = "no ld.lld was found (install lld for faster links after each edit)"
 
@@ -44,10 +44,10 @@ def main(argv):
     if len(argv) not in (2, 3) or not os.path.isfile(os.path.join(argv[0], "CMakePresets.json")):
         print("no_lld_test: usage: no_lld_test.py PROJECT_DIR WORK_DIR [LAB_LINKED_HERE]", file=sys.stderr)
         return 2
-    project, work = argv[:2]
+    project_dir, work = argv[:2]
     shutil.rmtree(work, ignore_errors=True)
     source = os.path.join(work, "source")
-    project_copy.copy(project, source)
+    project.copy(project_dir, source)
     env = dict(os.environ, PATH=path_without_lld(os.path.join(work, "bin")))
     build = os.path.join(work, "build")
     checks = [("no ld.lld on the PATH the build sees", shutil.which("ld.lld", path=env["PATH"]) is None,
@@ -65,7 +65,7 @@ def main(argv):
     checks.append(("the lab builds", built.returncode == 0 and os.path.isfile(lab), built.stdout[-1500:]))
     if os.path.isfile(lab):
         checks.append(("... with the system's linker, not lld", not linked_by_lld(lab), "its .comment names LLD"))
-        golden = open(os.path.join(project, "tests", "golden", "seed_default_output.txt")).read()
+        golden = open(project.GOLDEN).read()
         run = subprocess.run([lab], capture_output=True, text=True)
         checks.append(("... and prints the lesson's output", run.returncode == 0 and run.stdout == golden,
                        "exit %d:\n%s%s" % (run.returncode, run.stdout[-400:], run.stderr[-400:])))

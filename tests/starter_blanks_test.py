@@ -14,8 +14,9 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-LESSON = os.path.join(os.path.dirname(HERE), "lab04_attention.cpp")
+import project
+
+LESSON = os.path.join(project.ROOT, "lab04_attention.cpp")
 
 
 def code(line):
@@ -45,7 +46,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for step in range(1, 8):
             out = os.path.join(tmp, "blank_%d.cpp" % step)
-            made = subprocess.run([sys.executable, os.path.join(HERE, "make_starter.py"), "--blank", str(step),
+            made = subprocess.run([sys.executable, os.path.join(project.INSTRUCTOR, "make_starter.py"), "--blank", str(step),
                                    "--lab-only", out], capture_output=True, text=True)
             problems = []
             if made.returncode != 0:

@@ -42,7 +42,7 @@ def main(argv):
              all(str(n) in steps for n in range(1, first)) and
              re.search(r"^STEP %d: not written yet: \S" % first, run.stdout, re.M) is not None, run.stdout),
         ]
-        grade = subprocess.run([os.path.join(starter, "tests", "check_lab.py"), "--grade",
+        grade = subprocess.run([os.path.join(starter, "checker", "check_lab.py"), "--grade",
                                 os.path.join(starter, "build", "lab04_attention")], capture_output=True, text=True)
         score = re.search(r"^score: (\S+)/(\S+)$", grade.stdout, re.M)
         checks.append(("check_lab.py --grade gives the %d step(s) before the first blank" % (first - 1),

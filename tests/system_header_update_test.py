@@ -17,7 +17,7 @@ import sys
 import time
 
 import checklist
-import project_copy
+import project
 
 HEADER = "linux/errno.h"
 
@@ -27,11 +27,11 @@ def main(argv):
         print("system_header_update_test: usage: system_header_update_test.py PROJECT_DIR WORK_DIR "
               "CXX_COMPILER [LINKER_FLAGS]", file=sys.stderr)
         return 2
-    project, work, compiler = argv[:3]
+    project_dir, work, compiler = argv[:3]
     linker_flags = argv[3] if len(argv) == 4 else ""
     shutil.rmtree(work, ignore_errors=True)
     source = os.path.join(work, "source")
-    project_copy.copy(project, source)
+    project.copy(project_dir, source)
     include = os.path.join(work, "include")
     os.makedirs(os.path.join(include, "linux"))
     copy = os.path.join(include, HEADER)
@@ -49,12 +49,16 @@ def main(argv):
         return subprocess.run(["cmake", "--build", build, "--target", "lab04_attention"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
+    def pch_dir():  # where the build put the precompiled header (it says so in lab04_paths.txt)
+        with open(os.path.join(build, "lab04_paths.txt")) as f:
+            return dict(line.split(" ", 1) for line in f.read().splitlines())["pch_dir"]
+
     def pch_time():
-        found = glob.glob(os.path.join(build, "CMakeFiles", "lab04_pch.dir", "cmake_pch.hxx.[pg]ch"))
+        found = glob.glob(os.path.join(pch_dir(), "cmake_pch.hxx.[pg]ch"))
         return os.stat(found[0]).st_mtime_ns if found else None
 
     first = rebuild()
-    inputs = "".join(open(f).read() for f in glob.glob(os.path.join(build, "CMakeFiles", "lab04_pch.dir", "*.inputs")))
+    inputs = "".join(open(f).read() for f in glob.glob(os.path.join(pch_dir(), "*.inputs")))
     checks = [("the lab builds, with a precompiled header made from the copy of <%s>" % HEADER,
                first.returncode == 0 and copy in inputs, first.stdout[-1500:] or "the header is not among its inputs")]
     made = pch_time()
@@ -73,7 +77,7 @@ def main(argv):
                    updated.returncode == 0, updated.stdout[-1500:]))
     checks.append(("... and it rebuilt the precompiled header, saying why",
                    pch_time() != made and "rebuilding it" in updated.stdout, updated.stdout[-1500:]))
-    golden = open(os.path.join(project, "tests", "golden", "seed_default_output.txt")).read()
+    golden = open(project.GOLDEN).read()
     try:
         printed = subprocess.run([os.path.join(build, "lab04_attention")], capture_output=True, text=True).stdout
     except OSError as e:

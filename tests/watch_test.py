@@ -10,15 +10,13 @@ usage: watch_test.py PROJECT_DIR WORK_DIR
 Prints OK or NOT OK for each promise, and exits 1 if one did not hold.
 """
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import checklist
-import project_copy
-import make_starter  # reads the README's marked commands as .ci/run does
+import project
 
 OPTIONS = "--verbose -T 20 --heatmap --digits 4"  # added to the README's command
 LAST_LINE = "Next: run several heads.\n"
@@ -136,13 +134,13 @@ def main(argv):
     if len(argv) != 2 or not os.path.isfile(os.path.join(argv[0], "README.md")):
         print("watch_test: usage: watch_test.py PROJECT_DIR WORK_DIR", file=sys.stderr)
         return 2
-    project, work = argv
-    project_copy.copy(project, work)
+    project_dir, work = argv
+    project.copy(project_dir, work)
     configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
     if configure.returncode != 0:
         print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
         return 1
-    command = make_starter.readme_command(open(os.path.join(project, "README.md")).read(), "watch").strip()
+    command = project.readme_command("watch", os.path.join(project_dir, "README.md")).strip()
     print("ran in %s: %s %s" % (work, command, OPTIONS))
     lab_cpp = os.path.join(work, "lab04_attention.cpp")
     lesson = open(lab_cpp).read()
@@ -215,8 +213,7 @@ def main(argv):
         checks.append(("SIGTERM during a run that hangs ends it and leaves no process", pid is not None and ok, got))
 
         save(lab_cpp, lesson)
-        checks += once_checks(work, make_starter.readme_command(open(os.path.join(project, "README.md")).read(),
-                                                                "rebuild-run").strip())
+        checks += once_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip())
         try:
             bad = subprocess.run([os.path.join(work, "build", "lab04_watch"), "--tokens", "0"], cwd=work,
                                  capture_output=True, text=True, timeout=30)

@@ -20,8 +20,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import checklist
-import project_copy
-import make_starter  # reads the README's marked commands as .ci/run does
+import project
 
 MAX_LINES = 100
 LAST = 15  # the diagnosis must stand in this many last lines
@@ -32,14 +31,14 @@ def main(argv):
         print("wrong_lab_run_test: usage: wrong_lab_run_test.py PROJECT_DIR WRONG_LAB_CPP WORK_DIR DIAGNOSIS",
               file=sys.stderr)
         return 2
-    project, wrong, work, diagnosis = argv
-    project_copy.copy(project, work)
+    project_dir, wrong, work, diagnosis = argv
+    project.copy(project_dir, work)
     shutil.copy(wrong, os.path.join(work, "lab04_attention.cpp"))
     configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
     if configure.returncode != 0:
         print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
         return 1
-    command = make_starter.readme_command(open(os.path.join(project, "README.md")).read(), "test")
+    command = project.readme_command("test", os.path.join(project_dir, "README.md"))
     print("ran in %s: %s" % (work, command))
     run = subprocess.run(["bash", "-c", command], cwd=work, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)

@@ -11,7 +11,7 @@ usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] [--lab-
   --lab FILE     the lesson to blank (default: this project's lab04_attention.cpp)
   --lab-only     write only the lab with its blanks, to the file OUT
   --autograder   write Gradescope's autograder, a zip file OUT: setup.sh and run_autograder
-                 (tests/gradescope/) with the files that build and grade a submitted lab
+                 (instructor/gradescope/) with the files that build and grade a submitted lab
   OUT            the folder to write the starter into: new, or empty
 
 The starter is this project's lab04_attention.cpp with each blanked STEP's code replaced by
@@ -19,10 +19,11 @@ a TODO that compiles: the lesson's comments stay (they are the hints), the print
 and the statements that compute the step (those that define or change a tensor) give way to
 a call not_written_yet(n, hint), which prints "STEP n: not written yet: <hint>" and exits 4,
 and to plain declarations of what the later steps use. Beside it: CMakeLists.txt,
-CMakePresets.json, .clang-format and .gitignore as they are here; the checker with its
-reference and catalogue; a tests/CMakeLists.txt with one test per STEP; a README for the
-student; and .github/workflows/classroom.yml for GitHub Classroom, one graded step per STEP.
-Nothing is copied by hand, so the starter follows the lesson whenever it is made again.
+CMakePresets.json, .clang-format, .gitignore, cmake/, watch/ and checker/ as they are here
+(the build, the watch, the checker with its reference and catalogue); and, from the files of
+templates/: a tests/CMakeLists.txt with one test per STEP, a README for the student, and
+.github/workflows/classroom.yml for GitHub Classroom, one graded step per STEP. Nothing is
+copied by hand, so the starter follows the lesson whenever it is made again.
 
 Exit status: 0 written; 2 bad arguments, an OUT that is not empty, or a lab whose STEP
 comments cannot be found (nothing is written then).
@@ -30,19 +31,31 @@ comments cannot be found (nothing is written then).
 import os
 import re
 import shutil
+import subprocess
 import sys
-
-import check_lab
-import grading  # the points of the steps are read as the checker reads them
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(PROJECT, "checker"))
+import check_lab  # noqa: E402  (the checker, beside this folder)
+import grading  # noqa: E402  # the points of the steps are read as the checker reads them
+
 DEFAULT_BLANKS = [3, 4, 5, 6]
-COPIED = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore",
-          "cmake/cxx_standard.cmake", "cmake/watch.cmake",
-          "tests/check_lab.py", "tests/diagnosis.py", "tests/grading.py", "tests/reference_attention.py",
-          "tests/mistakes.py", "tests/lab_pch.h", "tests/lab_pch_instances.cpp", "tests/pch_guard.sh",
-          "tests/lab_watch.cpp"]
+# What the starter and the autograder take from the project as it is: the build (CMakeLists.txt
+# and cmake/, which the watch's folder completes) and the checker. Whole folders, so that a file
+# added to one comes along.
+COPIED_FILES = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore"]
+COPIED_FOLDERS = ["cmake", "checker", "watch"]
+
+
+def copied():
+    """The project's files that the starter and the autograder carry, relative to the project."""
+    names = list(COPIED_FILES)
+    for folder in COPIED_FOLDERS:
+        for top, dirs, files in os.walk(os.path.join(PROJECT, folder)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            names += sorted(os.path.relpath(os.path.join(top, f), PROJECT) for f in files)
+    return names
 DECLARATION = re.compile(r"^(const\s+)?(torch::Tensor|torch::nn::Linear|bool)\s+(\w+)\b")
 CHANGE = re.compile(r"^(if\s*\([^)]*\)\s*)?(\w+)\.\w+\(")  # scores.mul_(...), maybe under an if
 EMPTY = {"torch::Tensor": "torch::Tensor {};", "torch::nn::Linear": "torch::nn::Linear {}{{nullptr}};",
@@ -174,145 +187,36 @@ def make_lab(source, blanks):
     return "\n".join(out), hints
 
 
-# --- the starter's other files ------------------------------------------------------------
+# --- the starter's other files: templates/, filled in ------------------------------------------
 
-def readme_command(readme, marker):
-    lines = readme.split("\n")
-    start = lines.index("<!-- %s -->" % marker) + 1
-    fence = next(n for n in range(start, len(lines)) if lines[n].startswith("```"))
-    end = next(n for n in range(fence + 1, len(lines)) if lines[n].startswith("```"))
-    return "\n".join(lines[fence + 1:end])
+def fill(template, **values):
+    """A file of templates/ with each @NAME@ replaced by its value."""
+    with open(os.path.join(HERE, "templates", template)) as f:
+        text = f.read()
+    for name, value in values.items():
+        text = text.replace("@%s@" % name, value)
+    return text
+
+
+def readme_command(marker):
+    """The commands after <!-- marker --> in the project's README (tools/readme_command reads them)."""
+    return subprocess.run([os.path.join(PROJECT, "tools", "readme_command"), marker],
+                          capture_output=True, text=True, check=True).stdout.rstrip("\n")
 
 
 def student_readme(blanks, hints, points, install, rebuild):
-    steps = ", ".join(map(str, blanks))
     rows = "\n".join("| STEP %d | %s | %s |" % (n, grading.fmt(points[n - 1]),
                                                "yours: " + hints[n] if n in hints else "given")
                      for n in range(1, 8))
-    return """# Lab 04: self-attention in C++ with LibTorch (starter)
-
-One head of causal self-attention, computed in seven printed steps, in one file:
-[`lab04_attention.cpp`](lab04_attention.cpp). STEP {steps} are yours to write. Each stands
-in the file as a `TODO(STEP n)`, under the lesson's comments, which say what the step does
-and why: they are your hints. Replace the TODO lines of a step with your code; the printing
-around them is there already.
-
-## Build and run
-
-On Debian 12, 13 or testing (or a recent Ubuntu), this installs what the lab needs, builds it
-and runs it:
-
-```sh
-{install}
-```
-
-After each edit:
-
-```sh
-{rebuild}
-```
-
-Until a step is written the run stops there, with `STEP n: not written yet: <what it should
-define>` and exit status 4. `build/lab04_attention --help` lists the options.
-
-## Check your work
-
-```sh
-tests/check_lab.py --grade build/lab04_attention    # your grade, step by step
-tests/check_lab.py build/lab04_attention            # the first step that differs, and why
-ctest --preset default                               # one test per STEP: step_3_is_right, ...
-```
-
-`--grade` judges each step on your own numbers: STEP 4 on the scores your STEP 3 printed,
-STEP 5 on your masked scores, and so on, so a mistake costs the step where it is made and
-not every step after it. STEP 1 and 2 are compared with the reference (their inputs are
-random draws). STEP 7: the verdicts your lab prints must be right for the weights it printed,
-and the exit status must follow them. Without `--grade`, the checker reports the first step
-that differs in each case and names the mistake when it knows it.
-
-## What to write, and the points
-
-| step | points | what |
-| --- | --- | --- |
-{rows}
-
-Your repository runs the same grade on every push (`.github/workflows/classroom.yml`).
-""".format(steps=steps, install=install, rebuild=rebuild, rows=rows)
-
-
-def tests_cmake():
-    return """# The starter's tests. The first grades the lab (tests/check_lab.py --grade: each STEP
-# judged on the lab's own numbers) and passes when it could; then one test per STEP, right
-# when the grade gives that step its points. Needs a Python that can import torch (Debian:
-# python3-torch); check_lab.py finds one.
-set(grade ${CMAKE_CURRENT_BINARY_DIR}/grade.txt)
-add_test(NAME the_checker_grades_the_lab
-         COMMAND sh -c "\\"$0\\" --grade --report \\"$1\\" \\"$2\\"; test $? -le 1"
-                 ${CMAKE_CURRENT_SOURCE_DIR}/check_lab.py ${grade} $<TARGET_FILE:lab04_attention>)
-set_tests_properties(the_checker_grades_the_lab PROPERTIES FIXTURES_SETUP grade)
-foreach(step RANGE 1 7)
-  add_test(NAME step_${step}_is_right
-           COMMAND sh -c "grep -q \\"^STEP $0 .*right in every case$\\" \\"$1\\" || { grep \\"^STEP $0 \\" \\"$1\\"; exit 1; }"
-                   ${step} ${grade})
-  set_tests_properties(step_${step}_is_right PROPERTIES FIXTURES_REQUIRED grade)
-endforeach()
-"""
+    return fill("starter_README.md", STEPS=", ".join(map(str, blanks)), INSTALL=install,
+                REBUILD=rebuild, ROWS=rows)
 
 
 def classroom_workflow(points, setup):
-    steps = ""
-    for n in range(1, 8):
-        steps += """      - name: STEP {n}
-        id: step-{n}
-        if: always()
-        uses: education/autograding-command-grader@v1
-        with:
-          test-name: STEP {n}
-          setup-command: ""
-          command: grep "^STEP {n} .*right in every case$" grade.txt
-          timeout: 1
-          max-score: {p}
-""".format(n=n, p=grading.fmt(points[n - 1]))
+    steps = "".join(fill("classroom_step.yml", N=str(n), POINTS=grading.fmt(points[n - 1])) for n in range(1, 8))
     env = "".join('          STEP-%d_RESULTS: "${{ steps.step-%d.outputs.result }}"\n' % (n, n) for n in range(1, 8))
-    return """# GitHub Classroom: grades every push, on Debian 12, 13 and testing. The checker grades the lab
-# once (each STEP judged on the lab's own numbers); then one graded step per STEP, whose
-# max-score is its points, and the reporter that sums them (for Debian 12's run: one grade).
-# They run even when the build fails (a lab that does not compile scores 0). Made by
-# make_starter.py from the lab's project.
-name: Autograding Tests
-on:
-  push:
-  workflow_dispatch:
-  repository_dispatch:
-permissions:
-  checks: write
-  actions: read
-  contents: read
-jobs:
-  run-autograding-tests:
-    strategy:
-      fail-fast: false
-      matrix:  # Debian 12, 13 and testing: the lab must build with the newest LibTorch too
-        debian: [bookworm, trixie, testing]
-    runs-on: ubuntu-latest
-    container: debian:${{{{ matrix.debian }}}}
-    if: github.actor != 'github-classroom[bot]'
-    steps:
-      - name: Install git, so that checkout makes a real clone
-        run: apt-get update && apt-get install -y --no-install-recommends git ca-certificates
-      - uses: actions/checkout@v4
-      - name: Install LibTorch and build the lab
-        run: {setup}
-      - name: Grade every STEP
-        if: always()
-        run: tests/check_lab.py --grade --report grade.txt build/lab04_attention || test $? -eq 1
-{steps}      - name: Autograding Reporter
-        if: always() && matrix.debian == 'bookworm'
-        uses: education/autograding-grading-reporter@v1
-        env:
-{env}        with:
-          runners: {runners}
-""".format(setup=setup, steps=steps, env=env, runners=",".join("step-%d" % n for n in range(1, 8)))
+    return fill("classroom.yml", SETUP=setup, GRADED_STEPS=steps, REPORTER_ENV=env,
+                RUNNERS=",".join("step-%d" % n for n in range(1, 8)))
 
 
 def write_autograder(path, files):
@@ -325,7 +229,7 @@ def write_autograder(path, files):
             info.external_attr = 0o755 << 16
             with open(os.path.join(HERE, "gradescope", name)) as f:
                 z.writestr(info, f.read())
-        for name in COPIED:
+        for name in copied():
             z.write(os.path.join(PROJECT, name), name)  # with its mode: check_lab.py runs
         z.writestr("tests/CMakeLists.txt", files["tests/CMakeLists.txt"])
     os.replace(path + ".new", path)
@@ -384,21 +288,18 @@ def main(argv):
             with open(out, "w") as f:
                 f.write(lab)
             return 0
-        with open(os.path.join(PROJECT, "README.md")) as f:
-            readme = f.read()
-        install = readme_command(readme, "install-build-run")
-        rebuild = readme_command(readme, "rebuild-run")
+        install = readme_command("install-build-run")
+        rebuild = readme_command("rebuild-run")
         setup = re.sub(r"\s*&&\s*build/lab04_attention\s*$", "", install).replace("$(command -v sudo) ", "")
         files = {"lab04_attention.cpp": lab,
                  "README.md": student_readme(blanks, hints, points, install, rebuild),
-                 "tests/CMakeLists.txt": tests_cmake(),
+                 "tests/CMakeLists.txt": fill("starter_tests_CMakeLists.txt"),
                  ".github/workflows/classroom.yml": classroom_workflow(points, setup)}
         if lab_only == "autograder":
             return write_autograder(out, files)
-        os.makedirs(os.path.join(out, "tests"), exist_ok=True)
-        os.makedirs(os.path.join(out, "cmake"), exist_ok=True)
-        os.makedirs(os.path.join(out, ".github", "workflows"), exist_ok=True)
-        for name in COPIED:
+        for name in copied() + list(files):
+            os.makedirs(os.path.join(out, os.path.dirname(name)), exist_ok=True)
+        for name in copied():
             shutil.copy2(os.path.join(PROJECT, name), os.path.join(out, name))
         for name, text in files.items():
             with open(os.path.join(out, name), "w") as f:

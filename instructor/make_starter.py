@@ -221,7 +221,8 @@ def classroom_workflow(points, setup):
 
 def write_autograder(path, files):
     """Gradescope's autograder zip: setup.sh and run_autograder at its root, and the starter's
-    files that build and grade a lab (the submission brings lab04_attention.cpp)."""
+    files that build and grade a lab, with the starter's lab04_attention.cpp (never the lesson:
+    setup.sh builds the project with it once; each submission brings its own)."""
     import zipfile
     with zipfile.ZipFile(path + ".new", "w", zipfile.ZIP_DEFLATED) as z:
         for name in ("setup.sh", "run_autograder"):
@@ -232,6 +233,7 @@ def write_autograder(path, files):
         for name in copied():
             z.write(os.path.join(PROJECT, name), name)  # with its mode: check_lab.py runs
         z.writestr("tests/CMakeLists.txt", files["tests/CMakeLists.txt"])
+        z.writestr("lab04_attention.cpp", files["lab04_attention.cpp"])  # the starter's, for setup.sh's build
     os.replace(path + ".new", path)
     print("make_starter: wrote %s: Gradescope's autograder (upload it as the autograder's zip)" % path)
     return 0

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image: it installs what
 # the lab needs to build and be graded (clang and lld, CMake and Ninja, LibTorch, OpenBLAS,
-# and PyTorch for the checker's reference), from the distribution's packages.
+# PyTorch for the checker's reference, util-linux's setpriv and prlimit for the checker's
+# sandbox), from the distribution's packages; then it builds the project once, with the
+# starter's lab (the zip has no solution), so that each submission compiles only its lab.
+# AUTOGRADER_ROOT stands for /autograder, to try it elsewhere.
 set -euo pipefail
-apt-get update
-apt-get install -y --no-install-recommends g++ clang lld make ninja-build cmake libtorch-dev \
-  libopenblas0 python3 python3-torch
+root=${AUTOGRADER_ROOT:-/autograder}
+if [[ ${LAB_SKIP_INSTALL:-} != 1 ]]; then
+  apt-get update
+  apt-get install -y --no-install-recommends g++ clang lld make ninja-build cmake libtorch-dev \
+    libopenblas0 python3 python3-torch util-linux
+fi
+cmake -S "$root/source" -B "$root/build" -G Ninja -DCMAKE_CXX_COMPILER=clang++
+cmake --build "$root/build" --target lab04_attention
+chmod o= "$root/source" "$root/build"

@@ -1,0 +1,392 @@
+"""sandbox.py: the one way to run a student's lab, for everything that runs one (the check,
+--grade, Gradescope's run_autograder). A student's program is untrusted: it may try to raise its
+grade, to stop or outlive its grader, or to reach the grader's files. What it gets:
+
+  as root (Gradescope, a CI container): an unprivileged user id of its own (one of UIDS, one
+      checker at a time each, held by a lock), no supplementary groups, no way to regain
+      privileges (no_new_privs, no capabilities), an empty working folder of its own, a
+      minimal environment. Every process of that user is killed after each run, and the
+      checker sees that none is left before it goes on. Files it left in /tmp, /var/tmp and
+      /dev/shm are removed.
+  as a user, with bubblewrap (Debian's bubblewrap): namespaces of its own (no network, its own
+      processes only), the file system read-only but for an empty folder of its own, an empty
+      /tmp, and no view of the home folders.
+  as a user, without bubblewrap, where user namespaces work (util-linux's unshare): no
+      network, its own processes only, the home folders and /var/tmp hidden by empty ones;
+      the rest of the file system as the user has it.
+  where none of these works: a session of its own (setsid) and the limits, and the report
+      says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
+
+In every case: limits on memory (address space; not for an AddressSanitizer build, which
+reserves terabytes of shadow memory), processes, file size, CPU time, and no core files; and
+the wall-time and output limits of check_lab.py. LAB_SANDBOX=user|bwrap|unshare|none chooses
+one (the tests use it); an unknown or impossible choice is an error, never a weaker sandbox.
+
+  box = sandbox.for_lab(path)           one per lab and checker; closed when the checker ends
+  box.isolation                         one line: how the lab runs
+  box.run(args, timeout, max_out, max_err) -> Run(status, out, err, stopped, limit)
+"""
+import atexit
+import fcntl
+import os
+import pwd
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+MEMORY = 4 << 30  # bytes of address space
+PROCESSES = 1024  # processes and threads of a sandbox's own user
+FILE_SIZE = 64 << 20  # bytes: the largest file the lab may write
+UIDS = range(61000, 62000)  # user ids for root's sandboxes, where no account has them
+LOCKS = "/run/lab04-sandbox"  # root's: one lock file for each user id in use
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # where any user can leave files
+SAFE_ENV = ("LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
+
+
+class Refused(Exception):
+    """The sandbox asked for cannot be set up here: one line, for the checker's usage error."""
+
+
+class Run:
+    def __init__(self, status, out, err, stopped, limit):
+        self.status = status  # exit status (negative: the signal), or None when stopped
+        self.out, self.err = out, err  # bytes, at most max_out and max_err of them
+        self.stopped = stopped  # None, "time" or "size"
+        self.limit = limit  # None, or which limit the lab ran into, in words
+
+
+def _works(cmd):
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _processes_of(uid):
+    """The pids of every live process whose real or effective user id is uid (a zombie is
+    dead already: it holds no pipe and no file, and waits for its parent to reap it)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % pid) as f:
+                fields = dict(line.split(":", 1) for line in f if line.startswith(("State:", "Uid:")))
+        except (OSError, ValueError):
+            continue
+        if str(uid) in fields.get("Uid", "").split()[:2] and fields.get("State", "").split()[:1] not in (["Z"], ["X"]):
+            found.append(int(pid))
+    return found
+
+
+def kill_user(uid, patience=5.0):
+    """Kills every process of uid until none is left; True when none is."""
+    deadline = time.monotonic() + patience
+    while True:
+        pids = _processes_of(uid)
+        if not pids:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+
+
+def become_subreaper():
+    """Orphans of the lab (a process it detached) are then reparented to the checker, which
+    reaps them: a zombie still counts against its user's process limit."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def reap_orphans():
+    """Reaps every child that has ended (run once the lab itself has been waited for)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def is_asan_build(path):
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+class Sandbox:
+    def __init__(self, lab):
+        self.asan = is_asan_build(lab)
+        self.uid = self.lock = None
+        self.mode, self.why = self._choose()
+        self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
+        os.chmod(self.work, 0o711 if self.mode == "user" else 0o700)
+        os.makedirs(os.path.join(self.work, "bin"))
+        self.lab = os.path.join(self.work, "bin", "lab04_attention")
+        shutil.copy(lab, self.lab)  # the student's user may run it, never change it
+        os.chmod(os.path.join(self.work, "bin"), 0o755)
+        os.chmod(self.lab, 0o755)
+        self.home = os.path.join(self.work, "home")
+        self.libraries = self._library_folders(lab)
+        self.isolation = self._describe()
+        become_subreaper()
+        atexit.register(self.close)
+
+    @staticmethod
+    def _library_folders(lab):
+        """The folders of the libraries the lab loads (ldd), so that a sandbox hiding the home
+        folders does not hide a LibTorch installed in one."""
+        try:
+            listed = subprocess.run(["ldd", lab], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        found = re.findall(r"=> (/\S+) \(", listed)
+        return sorted({os.path.dirname(os.path.realpath(p)) for p in found} | {os.path.dirname(p) for p in found})
+
+    # --- which sandbox -------------------------------------------------------------------
+    def _choose(self):
+        wanted = os.environ.get("LAB_SANDBOX", "")
+        if wanted not in ("", "user", "bwrap", "unshare", "none"):
+            raise Refused("LAB_SANDBOX takes user, bwrap, unshare or none, not %r" % wanted[:40])
+        root = os.geteuid() == 0
+        if wanted in ("", "user") and root:
+            missing = [t for t in ("setpriv", "prlimit") if not shutil.which(t)]
+            if not missing:
+                self._take_uid()
+                return "user", None
+            if wanted:
+                raise Refused("LAB_SANDBOX=user needs %s (util-linux)" % " and ".join(missing))
+        if wanted == "user" and not root:
+            raise Refused("LAB_SANDBOX=user needs root: it runs the lab as a user of its own")
+        if wanted in ("", "bwrap") and shutil.which("bwrap") and _works(
+                ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"]):
+            return "bwrap", None
+        if wanted == "bwrap":
+            raise Refused("LAB_SANDBOX=bwrap: bubblewrap is not installed, or cannot make namespaces here")
+        if wanted in ("", "unshare") and _works(["unshare", "--user", "--map-root-user", "--mount", "--pid",
+                                                 "--fork", "--net", "unshare", "--user", "--map-user=%d" % os.getuid(),
+                                                 "--mount", "true"]):
+            return "unshare", None
+        if wanted == "unshare":
+            raise Refused("LAB_SANDBOX=unshare: user namespaces cannot be made here")
+        if wanted == "none":
+            return "none", "LAB_SANDBOX=none"
+        return "none", ("no user namespaces here" if shutil.which("bwrap") else "bubblewrap is not installed"
+                        " and no user namespaces can be made here")
+
+    def _take_uid(self):
+        os.makedirs(LOCKS, mode=0o700, exist_ok=True)
+        for uid in UIDS:
+            try:
+                pwd.getpwuid(uid)
+                continue  # an account has it
+            except KeyError:
+                pass
+            lock = open(os.path.join(LOCKS, "%d.lock" % uid), "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                lock.close()
+                continue
+            self.uid, self.lock = uid, lock
+            if not kill_user(uid):  # a lab left by a checker that was killed
+                raise Refused("user id %d still has processes that cannot be killed" % uid)
+            return
+        raise Refused("every user id from %d to %d is in use by another checker" % (UIDS[0], UIDS[-1]))
+
+    def _describe(self):
+        limits = "limits: %s, %d processes, files up to %d MB, CPU time, no core files" % (
+            "memory not limited (an AddressSanitizer build)" if self.asan else "memory %d GiB" % (MEMORY >> 30),
+            PROCESSES, FILE_SIZE >> 20)
+        if self.mode == "user":
+            return ("isolation: the lab ran as user id %d of its own (no groups, no privileges), in an empty "
+                    "folder; %s" % (self.uid, limits))
+        if self.mode == "bwrap":
+            return ("isolation: bubblewrap (no network, its own processes, the file system read-only but "
+                    "for an empty folder, no home folders); %s" % limits)
+        if self.mode == "unshare":
+            return ("isolation: namespaces of its own (no network, its own processes, no home folders; "
+                    "install bubblewrap to make the file system read-only too); %s" % limits)
+        return ("isolation: NONE: the lab was not isolated (%s): it ran with your rights. To isolate it, "
+                "install bubblewrap (Debian: apt-get install bubblewrap) or run the checker as root; %s"
+                % (self.why, limits))
+
+    # --- running -------------------------------------------------------------------------
+    def _limits(self, timeout):
+        cpu = int(timeout) + 5  # SIGXCPU then, SIGKILL a second later
+        limits = ["prlimit", "--nproc=%d" % PROCESSES, "--fsize=%d" % FILE_SIZE, "--cpu=%d:%d" % (cpu, cpu + 1),
+                  "--core=0"]
+        if self.mode != "user":  # a user's own processes count too: allow as many more
+            limits[1] = "--nproc=%d" % (PROCESSES + len(_processes_of(os.getuid())) + 64)
+        if not self.asan:
+            limits.append("--as=%d" % MEMORY)
+        return limits + ["--"]
+
+    def _env(self, home):
+        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"}
+        env.update({k: os.environ[k] for k in SAFE_ENV if k in os.environ})
+        if self.asan:  # stdbuf's LD_PRELOAD would come before the ASan runtime of a g++ build
+            env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
+        return env
+
+    def _command(self, args, timeout):
+        line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
+        limits = self._limits(timeout) if shutil.which("prlimit") else []
+        if self.mode == "user":
+            return (limits + ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid, "--clear-groups",
+                              "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
+                    + line_by_line + [self.lab] + args), self.home, self.home
+        if self.mode == "bwrap":
+            inside = "/tmp/lab04"
+            hide = []
+            for folder in self._hidden(["/home", "/root", os.path.expanduser("~")]):
+                hide += ["--tmpfs", folder]
+            for folder in self.libraries:  # a LibTorch under a hidden folder (pip's, in a home)
+                if any(folder.startswith(h.rstrip("/") + "/") for h in hide[1::2]):
+                    hide += ["--ro-bind", folder, folder]
+            return (["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+                     "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"] + hide
+                    + ["--ro-bind", os.path.join(self.work, "bin"), inside + "/bin",
+                       "--bind", self.home, inside + "/home", "--chdir", inside + "/home", "--"]
+                    + limits + line_by_line + [inside + "/bin/lab04_attention"] + args), inside + "/home", None
+        if self.mode == "unshare":
+            # The outer namespace mounts empty folders over the homes, then the lab runs in a
+            # nested one, as the user again: there it cannot undo those mounts (they are locked).
+            hide = [f for f in self._hidden(["/home", "/root", os.path.expanduser("~"), "/var/tmp"])
+                    if not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
+            script = 'for f in $HIDE; do mount -t tmpfs -o mode=755 none "$f"; done; exec "$@"'
+            return (["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--net",
+                     "--", "env", "HIDE=" + " ".join(hide), "sh", "-c", script, "sh",
+                     "unshare", "--user", "--map-user=%d" % os.getuid(), "--map-group=%d" % os.getgid(), "--mount",
+                     "--"] + limits + line_by_line + [self.lab] + args), self.home, None
+        return limits + line_by_line + [self.lab] + args, self.home, None
+
+    def _hidden(self, folders):
+        """The folders of these that exist and do not hold the sandbox's own."""
+        return [f for f in dict.fromkeys(folders)
+                if os.path.isdir(f) and not self.work.startswith(f.rstrip("/") + "/") and f != "/"]
+
+    def _fresh_home(self):
+        shutil.rmtree(self.home, ignore_errors=True)
+        os.mkdir(self.home, 0o700)
+        if self.mode == "user":
+            os.chown(self.home, self.uid, self.uid)
+
+    def _clean_up(self, proc):
+        """After a run: nothing of the lab's is left running, nor in the shared scratch folders."""
+        if self.mode == "user":
+            if not kill_user(self.uid):
+                raise Refused("the lab's processes (user id %d) could not all be killed" % self.uid)
+            for scratch in SCRATCH:
+                try:
+                    names = os.listdir(scratch)
+                except OSError:
+                    continue
+                for name in names:
+                    path = os.path.join(scratch, name)
+                    try:
+                        if os.lstat(path).st_uid == self.uid:
+                            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+                    except OSError:
+                        pass
+        else:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # bwrap and unshare: their namespace ends with them
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def run(self, args, timeout, max_out, max_err):
+        self._fresh_home()
+        cmd, home, _ = self._command(args, timeout)
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    cwd=self.home, env=self._env(home), start_new_session=True, close_fds=True)
+        except OSError as e:
+            return Run(None, b"", ("could not be started: %s" % e.strerror).encode(), "start", None)
+        out, err = bytearray(), bytearray()
+        deadline = time.monotonic() + timeout
+        stopped, status = None, None
+        with selectors.DefaultSelector() as pipes:
+            pipes.register(proc.stdout, selectors.EVENT_READ, out)
+            pipes.register(proc.stderr, selectors.EVENT_READ, err)
+            exited_at = None
+            while pipes.get_map() and not stopped:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    stopped = "time"
+                    break
+                for key, _ in pipes.select(min(left, 0.05)):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        pipes.unregister(key.fileobj)
+                        continue
+                    key.data.extend(chunk)
+                    if len(out) > max_out or len(err) > max_err:
+                        stopped = "size"
+                if exited_at is None and proc.poll() is not None:
+                    # The lab has ended; what it left behind must not hold its pipes open.
+                    exited_at = time.monotonic()
+                    self._clean_up(proc)
+                    deadline = min(deadline, exited_at + 2.0)  # what is still in the pipes
+            if exited_at is not None and stopped == "time":
+                stopped = None  # it ended in time; the rest of its pipes is what it left behind
+        if not stopped:  # both pipes closed: the lab may still run, with its output closed
+            try:
+                proc.wait(max(deadline - time.monotonic(), 0.01))
+            except subprocess.TimeoutExpired:
+                stopped = "time"
+        self._clean_up(proc)
+        status = proc.wait()
+        reap_orphans()
+        self._clean_up(proc)  # anything an orphan started while it was being reaped
+        proc.stdout.close()
+        proc.stderr.close()
+        if stopped:
+            status = None
+        elif self.mode in ("bwrap", "unshare") and 128 < status <= 128 + 64:
+            status = -(status - 128)  # they pass on a signal's death as 128 + its number
+        return Run(status, bytes(out), bytes(err), stopped, self._limit(status, err))
+
+    def _limit(self, status, err):
+        """Which limit a run that failed may have run into, in words (None: no sign of one)."""
+        text = bytes(err).decode("utf-8", "replace")
+        if status == -signal.SIGXCPU:
+            return "it used up its CPU time"
+        if status == -signal.SIGXFSZ:
+            return "it wrote a file larger than its limit of %d MB" % (FILE_SIZE >> 20)
+        if status not in (None, 0, 1) and "Resource temporarily unavailable" in text:
+            return "it reached its limit of %d processes" % PROCESSES
+        if status not in (None, 0, 1) and not self.asan and re.search(r"alloc|out of memory|Cannot allocate", text):
+            return "it ran into its memory limit of %d GiB" % (MEMORY >> 30)
+        return None
+
+    def close(self):
+        if self.mode == "user" and self.uid is not None:
+            kill_user(self.uid)
+        shutil.rmtree(self.work, ignore_errors=True)
+        if self.lock:
+            self.lock.close()
+            self.lock = None
+
+
+_boxes = {}
+
+
+def for_lab(lab):
+    """The sandbox of this lab, made on first use (Refused when the one asked for cannot be)."""
+    lab = os.path.realpath(lab)
+    if lab not in _boxes:
+        _boxes[lab] = Sandbox(lab)
+    return _boxes[lab]

@@ -1,0 +1,291 @@
+"""No submission can forge its grade: labs that attack their grader get at most the grade of the
+same lab without the attack, through the real path, and leave nothing behind.
+
+usage: hostile_labs_test.py WORK_DIR
+
+Every lab here is the lesson with two real mistakes (no scale, softmax over dimension 0: an
+honest 5/7), plus a payload at the start of main: one forges the results and kills its grader,
+one forges them and kills every process it can signal, one leaves a detached process that
+rewrites the results for ten seconds, one writes to the grader's files, one starts hundreds of
+processes that hold its output pipes, one takes more memory than its limit, one prints lines
+that look like the grader's report, one tries to become root again, one fills the disk, one
+kills every process of the machine by pid, one leaves results.json files wherever it can.
+
+As root, each is graded by Gradescope's run_autograder in a folder that stands for /autograder
+(set up by setup.sh, as Gradescope does): its score must be at most the honest one (exactly it,
+where the payload cannot touch the numbers), the grader's files unchanged, no process of a
+sandbox user left, and the run within its time limit. Then, where a user can make namespaces,
+a lab that writes into the home folders is checked by the checker run as a user (nobody), with
+bubblewrap and without it (util-linux's unshare): that user's home must stay untouched; and
+with no sandbox at all the same lab does write it (so that this check can fail).
+
+Hostile labs run only inside a PID namespace of their own: as root, a kill(-1) outside one
+would end every process of the machine. This test runs itself again inside one
+(unshare --pid --fork --mount-proc), and is skipped (exit 77) where none can be made.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+
+import checklist
+import project
+
+INCLUDES = """#include <dirent.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+"""
+
+# What the payloads share: the paths their grader's processes name (its command lines can be
+# read by anyone), and a forged results.json with full marks.
+HELPERS = r"""
+namespace hostile {
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+std::vector<std::string> args_of(int pid) {
+  std::vector<std::string> args;
+  std::string all = slurp("/proc/" + std::to_string(pid) + "/cmdline"), one;
+  for (char c : all) {
+    if (c == '\0') { args.push_back(one); one.clear(); } else { one += c; }
+  }
+  return args;
+}
+int parent_of(int pid) {
+  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  return close == std::string::npos ? 0 : std::atoi(stat.c_str() + close + 4);
+}
+std::vector<std::string> targets() {  // every results file its graders name, or imply
+  std::vector<std::string> found = {"results.json", "/autograder/results/results.json"};
+  for (int pid = getppid(); pid > 1; pid = parent_of(pid)) {
+    std::vector<std::string> args = args_of(pid);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a.size() > 5 && a.compare(a.size() - 5, 5, ".json") == 0) found.push_back(a);
+      if (i > 0 && (args[i - 1] == "--gradescope" || args[i - 1] == "--report")) found.push_back(a);
+      size_t at = a.find("/source/checker/check_lab.py");
+      if (at != std::string::npos) found.push_back(a.substr(0, at) + "/results/results.json");
+    }
+  }
+  return found;
+}
+std::vector<std::string> grader_files() {  // the checker and what it reads
+  std::vector<std::string> found;
+  for (int pid = getppid(); pid > 1; pid = parent_of(pid))
+    for (const std::string& a : args_of(pid))
+      if (a.find("check_lab.py") != std::string::npos) {
+        std::string dir = a.substr(0, a.rfind('/') + 1);
+        for (const char* f : {"check_lab.py", "grading.py", "reference_attention.py", "sandbox.py"})
+          found.push_back(dir + f);
+      }
+  return found;
+}
+const char* kForged =
+    "{\"score\": 7.0, \"output\": \"forged\", \"tests\": [{\"name\": \"STEP 1\", \"score\": 7.0, "
+    "\"max_score\": 7.0, \"output\": \"forged\"}]}\n";
+void forge() {
+  for (const std::string& t : targets()) std::ofstream(t) << kForged;
+}
+}  // namespace hostile
+"""
+
+PAYLOADS = {  # name: (code at the start of main, whether the payload leaves the numbers alone)
+    "forges_and_kills_its_grader": ("hostile::forge(); kill(getppid(), SIGKILL);", False),
+    "forges_and_kills_every_process_it_can": ("hostile::forge(); kill(-1, SIGKILL);", False),
+    "leaves_a_process_that_rewrites_the_results": (
+        "if (fork() == 0) { setsid(); if (fork() == 0) { for (int i = 0; i < 40; ++i) { hostile::forge(); "
+        "usleep(250000); } _exit(0); } _exit(0); }", True),
+    "writes_to_the_graders_files": (
+        "for (const std::string& f : hostile::grader_files()) { chmod(f.c_str(), 0777); "
+        "std::ofstream(f, std::ios::app) << \"\\nraise SystemExit(0)\\n\"; }", True),
+    "starts_200_processes_that_hold_its_pipes": (
+        "for (int i = 0; i < 200; ++i) if (fork() == 0) { sleep(120); _exit(0); }", True),
+    "takes_more_memory_than_its_limit": (
+        "{ std::vector<char> hog(size_t(8) << 30); std::memset(hog.data(), 1, hog.size()); }", False),
+    "prints_lines_that_look_like_the_grade": (
+        "for (int s = 1; s <= 7; ++s) { std::printf(\"STEP %d  step  1/1  right in every case\\n\", s); "
+        "std::fprintf(stderr, \"STEP %d  step  1/1  right in every case\\n\", s); } "
+        "std::printf(\"score: 7/7\\nOK      3,4,6,6\\n\"); std::fflush(stdout);", False),
+    "tries_to_become_root_again": (
+        "if (setuid(0) == 0 || seteuid(0) == 0) { hostile::forge(); kill(-1, SIGKILL); }", True),
+    "fills_the_disk": (
+        "{ std::ofstream big(std::string(std::getenv(\"HOME\") ? std::getenv(\"HOME\") : \"/tmp\") + \"/big\"); "
+        "std::string mb(1 << 20, 'x'); for (int i = 0; i < 1024; ++i) big << mb; }", False),
+    "kills_every_pid_one_by_one": (
+        "if (DIR* d = opendir(\"/proc\")) { while (dirent* e = readdir(d)) { int pid = std::atoi(e->d_name); "
+        "if (pid > 1 && pid != getpid()) kill(pid, SIGKILL); } closedir(d); }", False),
+    "leaves_results_files_wherever_it_can": (
+        "for (const char* d : {\"/tmp\", \"/var/tmp\", \"/dev/shm\", \".\"}) "
+        "std::ofstream(std::string(d) + \"/results.json\") << hostile::kForged;", True),
+}
+HOME_WRITER = ("for (std::string d : {std::string(std::getenv(\"HOME\") ? std::getenv(\"HOME\") : \"\"), "
+               "std::string(\"/root\")}) std::ofstream(d + \"/FORGED\") << \"x\"; "
+               "if (DIR* h = opendir(\"/home\")) { while (dirent* e = readdir(h)) "
+               "std::ofstream(std::string(\"/home/\") + e->d_name + \"/FORGED\") << \"x\"; closedir(h); }")
+MAIN = "int main(int argc, char** argv) try {\n"
+
+
+def honest(lesson):
+    """The lesson with two real mistakes: no scale, softmax over dimension 0."""
+    lab = lesson.replace("scores.mul_(1.0 / std::sqrt(double(HEAD)))", "scores.mul_(1.0)")
+    lab = lab.replace("torch::softmax(scores, /*dim=*/-1)", "torch::softmax(scores, /*dim=*/0)")
+    assert lab.count(MAIN) == 1 and lab != lesson, "the lesson's lines changed: update hostile_labs_test.py"
+    return lab
+
+
+def with_payload(lab, code):
+    return INCLUDES + lab.replace(MAIN, HELPERS + MAIN + "  " + code + "\n", 1)
+
+
+def digest(folder):
+    """A hash of every file below folder but the submission's own lab."""
+    h = hashlib.sha256()
+    for top, dirs, files in sorted(os.walk(folder)):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            if os.path.relpath(path, folder) != "lab04_attention.cpp" and "__pycache__" not in path:
+                with open(path, "rb") as f:
+                    h.update(path.encode() + b"\0" + f.read())
+    return h.hexdigest()
+
+
+def sandbox_processes():
+    import sandbox
+    return [pid for uid in sandbox.UIDS for pid in sandbox._processes_of(uid)][:20]
+
+
+def autograde(root, text):
+    shutil.rmtree(os.path.join(root, "submission"), ignore_errors=True)
+    os.makedirs(os.path.join(root, "submission"))
+    with open(os.path.join(root, "submission", "lab04_attention.cpp"), "w") as f:
+        f.write(text)
+    start = time.monotonic()
+    run = subprocess.run([os.path.join(root, "source", "run_autograder")], capture_output=True, text=True,
+                         env=dict(os.environ, AUTOGRADER_ROOT=root), timeout=900)
+    seconds = time.monotonic() - start
+    try:
+        with open(os.path.join(root, "results", "results.json")) as f:
+            return json.load(f), run.stdout + run.stderr, seconds
+    except (OSError, ValueError) as e:
+        return None, run.stdout + run.stderr + "\n(results.json: %s)" % e, seconds
+
+
+def as_root(work, lesson):
+    root = os.path.join(work, "autograder")
+    os.makedirs(os.path.join(root, "source"))
+    zip_path = os.path.join(work, "autograder.zip")
+    subprocess.run([sys.executable, os.path.join(project.INSTRUCTOR, "make_starter.py"), "--autograder", zip_path],
+                   check=True, capture_output=True)
+    with zipfile.ZipFile(zip_path) as z:
+        for info in z.infolist():
+            path = z.extract(info, os.path.join(root, "source"))
+            os.chmod(path, (info.external_attr >> 16) or 0o644)
+    setup = subprocess.run(["bash", os.path.join(root, "source", "setup.sh")], capture_output=True, text=True,
+                           env=dict(os.environ, AUTOGRADER_ROOT=root, LAB_SKIP_INSTALL="1"))
+    if setup.returncode != 0:
+        return [("setup.sh builds the project", False, (setup.stdout + setup.stderr)[-2000:])], None
+    base = honest(lesson)
+    results, output, base_seconds = autograde(root, base)
+    if results is None:
+        return [("the honest lab is graded", False, output[-2000:])], None
+    fair = results["score"]
+    print("the honest lab (no scale, softmax over dimension 0): %g in %.1f s" % (fair, base_seconds))
+    checks = [("the honest lab scores 5 (STEP 3 and 5 lost)", fair == 5, json.dumps(results)[:1000])]
+    grader = digest(os.path.join(root, "source"))
+    binaries = {}
+    for name, (code, exact) in PAYLOADS.items():
+        results, output, seconds = autograde(root, with_payload(base, code))
+        score = results["score"] if results else None
+        left = sandbox_processes()
+        print("%-46s score %s in %.1f s%s" % (name, score, seconds, "" if results else ": " + output[-300:]))
+        fine = score is not None and (score == fair if exact else score <= fair)
+        checks.append(("%s: scores %s the honest %g" % (name, "exactly" if exact else "at most", fair), fine,
+                       "score %s\n%s" % (score, json.dumps(results)[:800] if results else output[-1500:])))
+        checks.append(("... the grader's files are unchanged, no process of its sandbox is left, within %d s"
+                       % (base_seconds + 60), digest(os.path.join(root, "source")) == grader and not left
+                       and seconds < base_seconds + 60, "processes %s, %.1f s, files %s" % (
+                           left, seconds, "unchanged" if digest(os.path.join(root, "source")) == grader else "CHANGED")))
+    results, output, _ = autograde(root, with_payload(base, HOME_WRITER))
+    built = os.path.join(root, "build", "lab04_attention")
+    os.makedirs(os.path.join(work, "bin"))
+    binaries["home_writer"] = shutil.copy(built, os.path.join(work, "bin", "writes_into_the_homes"))
+    os.chmod(binaries["home_writer"], 0o755)
+    return checks, binaries
+
+
+def as_a_user(work, lab):
+    """The checker run as nobody, with its home in /home: with bubblewrap, with unshare, with none."""
+    checks = []
+    home = "/home/lab04-hostile-test-%d" % os.getpid()
+    os.makedirs(home)
+    os.chown(home, 65534, 65534)
+    try:
+        for mode, words in (("bwrap", "isolation: bubblewrap"), ("unshare", "isolation: namespaces"),
+                            ("none", "isolation: NONE")):
+            for f in os.listdir(home):
+                os.remove(os.path.join(home, f))
+            run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                                  "HOME=" + home, "LAB_SANDBOX=" + mode, sys.executable,
+                                  os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
+                                 capture_output=True, text=True, timeout=600, cwd="/")
+            said = next((line for line in run.stdout.splitlines() if "isolation:" in line), run.stderr.strip())
+            print("as nobody, LAB_SANDBOX=%s: %s" % (mode, said[:160]))
+            written = os.listdir(home)
+            if mode == "none":
+                checks.append(("without a sandbox the same lab does write that home (so the checks above can fail)",
+                               "FORGED" in written and words in said, "home holds %s; %s" % (written, said)))
+            elif "cannot make namespaces" in run.stderr or "cannot be made here" in run.stderr:
+                checks.append(("as a user, LAB_SANDBOX=%s: skipped, no namespaces here" % mode, True, ""))
+            else:
+                checks.append(("as a user, LAB_SANDBOX=%s: the report says so, and the lab cannot write the home"
+                               % mode, words in said and not written, "home holds %s; %s" % (written, said)))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return checks
+
+
+def main(argv):
+    if len(argv) != 1:
+        print("hostile_labs_test: usage: hostile_labs_test.py WORK_DIR", file=sys.stderr)
+        return 2
+    if os.environ.get("LAB04_HOSTILE_NAMESPACE") != "1":
+        for isolate in (["unshare", "--pid", "--fork", "--mount-proc"],
+                        ["unshare", "--pid", "--fork", "--mount-proc", "--propagation", "unchanged"]):
+            probe = subprocess.run(isolate + ["true"], capture_output=True, text=True)
+            if probe.returncode == 0:
+                env = dict(os.environ, LAB04_HOSTILE_NAMESPACE="1")
+                return subprocess.run(isolate + [sys.executable, os.path.abspath(__file__)] + argv, env=env).returncode
+        print("SKIPPED: hostile labs run only inside a PID namespace, and none can be made here (%s)"
+              % probe.stderr.strip())
+        return 77
+    if os.geteuid() != 0:
+        print("SKIPPED: grading through run_autograder as Gradescope does needs root")
+        return 77
+    work = argv[0]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    lesson = open(os.path.join(project.ROOT, "lab04_attention.cpp")).read()
+    checks, binaries = as_root(work, lesson)
+    if binaries:
+        checks += as_a_user(work, binaries["home_writer"])
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

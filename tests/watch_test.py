@@ -1,4 +1,4 @@
-"""The student's loop (tests/lab_watch.cpp) on a copy of the project. The README's rebuild-run
+"""The student's loop (watch/lab_watch.cpp) on a copy of the project. The README's rebuild-run
 (build/lab04_watch --once) prints what build/lab04_attention prints and exits with its status.
 The watch, started with the README's command, driven like a student drives it: it shows the new run after a save, byte for byte what
 build/lab04_attention prints; it shows a compile error and waits; it reports a crashing lab in

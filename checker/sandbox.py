@@ -165,7 +165,13 @@ class Sandbox:
             missing = [t for t in ("setpriv", "prlimit") if not shutil.which(t)]
             if not missing:
                 self._take_uid()
-                return "user", None
+                cannot = self._user_cannot_run()
+                if not cannot:
+                    return "user", None
+                self._release_uid()
+                if wanted:
+                    raise Refused("LAB_SANDBOX=user: " + cannot)
+                return "none", cannot
             if wanted:
                 raise Refused("LAB_SANDBOX=user needs %s (util-linux)" % " and ".join(missing))
         if wanted == "user" and not root:
@@ -206,6 +212,26 @@ class Sandbox:
             return
         raise Refused("every user id from %d to %d is in use by another checker" % (UIDS[0], UIDS[-1]))
 
+    def _user_cannot_run(self):
+        """Why the sandbox's user id cannot run programs here, or None when it can: a system
+        whose folders are closed to other users (a root folder of mode 700, as in some chroots)
+        lets no unprivileged user load even the C library."""
+        probe = subprocess.run(["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid, "--clear-groups",
+                                "--", "/bin/sh", "-c", "exit 0"], stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, cwd="/")
+        kill_user(self.uid)
+        if probe.returncode == 0:
+            return None
+        closed = [f for f in ("/", "/usr", "/usr/lib", "/usr/bin") if os.path.isdir(f) and not os.stat(f).st_mode & 0o001]
+        return ("a user of its own cannot run programs here (%s), so the lab would not start as one" %
+                ("%s is closed to other users, mode %o" % (closed[0], os.stat(closed[0]).st_mode & 0o777) if closed
+                 else (probe.stderr.strip().splitlines() or ["exit %d" % probe.returncode])[0][:120]))
+
+    def _release_uid(self):
+        if self.lock:
+            self.lock.close()
+        self.uid = self.lock = None
+
     def _describe(self):
         limits = "limits: %s, %d processes, files up to %d MB, CPU time, no core files" % (
             "memory not limited (an AddressSanitizer build)" if self.asan else "memory %d GiB" % (MEMORY >> 30),
@@ -219,9 +245,10 @@ class Sandbox:
         if self.mode == "unshare":
             return ("isolation: namespaces of its own (no network, its own processes, no home folders; "
                     "install bubblewrap to make the file system read-only too); %s" % limits)
+        how = ("open the system's folders to other users (chmod o+rx /)" if "closed to other users" in self.why
+               else "install bubblewrap (Debian: apt-get install bubblewrap) or run the checker as root")
         return ("isolation: NONE: the lab was not isolated (%s): it ran with your rights. To isolate it, "
-                "install bubblewrap (Debian: apt-get install bubblewrap) or run the checker as root; %s"
-                % (self.why, limits))
+                "%s; %s" % (self.why, how, limits))
 
     # --- running -------------------------------------------------------------------------
     def _limits(self, timeout):

@@ -269,12 +269,13 @@ class Sandbox:
         return env
 
     def _command(self, args, timeout):
+        """The command that runs the lab in this sandbox, and its home folder as the lab sees it."""
         line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
         limits = self._limits(timeout) if shutil.which("prlimit") else []
         if self.mode == "user":
             return (limits + ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid, "--clear-groups",
                               "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
-                    + line_by_line + [self.lab] + args), self.home, self.home
+                    + line_by_line + [self.lab] + args), self.home
         if self.mode == "bwrap":
             inside = "/tmp/lab04"
             hide = []
@@ -287,7 +288,7 @@ class Sandbox:
                      "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"] + hide
                     + ["--ro-bind", os.path.join(self.work, "bin"), inside + "/bin",
                        "--bind", self.home, inside + "/home", "--chdir", inside + "/home", "--"]
-                    + limits + line_by_line + [inside + "/bin/lab04_attention"] + args), inside + "/home", None
+                    + limits + line_by_line + [inside + "/bin/lab04_attention"] + args), inside + "/home"
         if self.mode == "unshare":
             # The outer namespace mounts empty folders over the homes, then the lab runs in a
             # nested one, as the user again: there it cannot undo those mounts (they are locked).
@@ -297,8 +298,8 @@ class Sandbox:
             return (["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--net",
                      "--", "env", "HIDE=" + " ".join(hide), "sh", "-c", script, "sh",
                      "unshare", "--user", "--map-user=%d" % os.getuid(), "--map-group=%d" % os.getgid(), "--mount",
-                     "--"] + limits + line_by_line + [self.lab] + args), self.home, None
-        return limits + line_by_line + [self.lab] + args, self.home, None
+                     "--"] + limits + line_by_line + [self.lab] + args), self.home
+        return limits + line_by_line + [self.lab] + args, self.home
 
     def _hidden(self, folders):
         """The folders of these that exist and do not hold the sandbox's own."""
@@ -336,7 +337,7 @@ class Sandbox:
 
     def run(self, args, timeout, max_out, max_err):
         self._fresh_home()
-        cmd, home, _ = self._command(args, timeout)
+        cmd, home = self._command(args, timeout)
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     cwd=self.home, env=self._env(home), start_new_session=True, close_fds=True)

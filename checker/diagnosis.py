@@ -4,7 +4,7 @@ One entry of mistakes.py that explains every case; else two that change differen
 (found together, and reported only when their numbers differ from every single entry's on
 the default cases); else one that explains all cases but one or two; else the one that
 explains the first differing step. Where a printed tensor equals another tensor of the
-lesson, or one the lab printed before it, a "same tensor" line says so.
+lesson, or another one the lab printed, a "same tensor" line says so.
 """
 import check_lab
 
@@ -143,7 +143,8 @@ def diagnose(cases, mistakes, explainer=None):
 
 def same_tensor_lines(case, ex):
     """A printed tensor that is not what it should be but equals another tensor of the
-    lesson, or one the lab printed before it: a copy-paste slip that no catalogue lists."""
+    lesson, or another tensor the lab printed (before or after it): a copy-paste slip that no
+    catalogue lists."""
     lesson = ex.predict(case["text"], ())
     lines = []
     for _, name, _ in check_lab.TENSORS:
@@ -151,13 +152,13 @@ def same_tensor_lines(case, ex):
         if not isinstance(block, dict) or check_lab.compare(block, lesson[name], name)[0] is None:
             continue
         for _, other, _ in check_lab.TENSORS:
-            if other != name and check_lab.compare(block, lesson[other])[0] is None:
+            if other == name:
+                continue
+            if check_lab.compare(block, lesson[other])[0] is None:
                 lines.append("same tensor: the %s printed in case %s equal the lesson's %s: was one "
                              "written where the other belongs?" % (name, case["text"], other))
                 break
             theirs = case["blocks"][other]
-            if other == name:
-                break
             if isinstance(theirs, dict) and theirs["shape"] == block["shape"] and \
                     theirs["rows"] == block["rows"] and theirs["cols"] == block["cols"] and \
                     bool(check_lab.agreeing(block["values"], theirs["values"]).all()):

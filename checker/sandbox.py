@@ -100,6 +100,44 @@ def kill_user(uid, patience=5.0):
         time.sleep(0.01)
 
 
+def take_uid():
+    """A user id of UIDS that no account has and no other checker holds: (uid, its lock)."""
+    os.makedirs(LOCKS, mode=0o700, exist_ok=True)
+    for uid in UIDS:
+        try:
+            pwd.getpwuid(uid)
+            continue  # an account has it
+        except KeyError:
+            pass
+        lock = open(os.path.join(LOCKS, "%d.lock" % uid), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        if not kill_user(uid):  # a lab left by a checker that was killed
+            lock.close()
+            raise Refused("user id %d still has processes that cannot be killed" % uid)
+        return uid, lock
+    raise Refused("every user id from %d to %d is in use by another checker" % (UIDS[0], UIDS[-1]))
+
+
+def user_cannot_run(uid):
+    """Why user id uid cannot run programs here, or None when it can: a system whose folders
+    are closed to other users (a root folder of mode 700, as in some chroots) lets no
+    unprivileged user load even the C library."""
+    probe = subprocess.run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",
+                            "--", "/bin/sh", "-c", "exit 0"], stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, cwd="/")
+    kill_user(uid)
+    if probe.returncode == 0:
+        return None
+    closed = [f for f in ("/", "/usr", "/usr/lib", "/usr/bin") if os.path.isdir(f) and not os.stat(f).st_mode & 0o001]
+    return ("a user of its own cannot run programs here (%s), so the lab would not start as one" %
+            ("%s is closed to other users, mode %o" % (closed[0], os.stat(closed[0]).st_mode & 0o777) if closed
+             else (probe.stderr.strip().splitlines() or ["exit %d" % probe.returncode])[0][:120]))
+
+
 def become_subreaper():
     """Orphans of the lab (a process it detached) are then reparented to the checker, which
     reaps them: a zombie still counts against its user's process limit."""
@@ -127,8 +165,10 @@ def is_asan_build(path):
 
 
 class Sandbox:
-    def __init__(self, lab):
-        self.asan = is_asan_build(lab)
+    def __init__(self, lab, module=None, runtime=None):
+        """lab: the program to run; or, with module and runtime, the class grader's runner
+        (grader/runner.cpp), which loads the runtime (LibTorch) then runs the module's main."""
+        self.asan = is_asan_build(module or lab)
         self.uid = self.lock = None
         self.mode, self.why = self._choose()
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
@@ -138,8 +178,14 @@ class Sandbox:
         shutil.copy(lab, self.lab)  # the student's user may run it, never change it
         os.chmod(os.path.join(self.work, "bin"), 0o755)
         os.chmod(self.lab, 0o755)
+        self.loads = []  # what the runner loads: the runtime, then the module
+        for name, path in (("liblab04_runtime.so", runtime), ("lab04_module.so", module)):
+            if path:
+                shutil.copy(path, os.path.join(self.work, "bin", name))
+                os.chmod(os.path.join(self.work, "bin", name), 0o755)
+                self.loads.append(name)
         self.home = os.path.join(self.work, "home")
-        self.libraries = self._library_folders(lab)
+        self.libraries = self._library_folders(runtime or lab)
         self.isolation = self._describe()
         become_subreaper()
         atexit.register(self.close)
@@ -193,39 +239,10 @@ class Sandbox:
                         " and no user namespaces can be made here")
 
     def _take_uid(self):
-        os.makedirs(LOCKS, mode=0o700, exist_ok=True)
-        for uid in UIDS:
-            try:
-                pwd.getpwuid(uid)
-                continue  # an account has it
-            except KeyError:
-                pass
-            lock = open(os.path.join(LOCKS, "%d.lock" % uid), "w")
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                lock.close()
-                continue
-            self.uid, self.lock = uid, lock
-            if not kill_user(uid):  # a lab left by a checker that was killed
-                raise Refused("user id %d still has processes that cannot be killed" % uid)
-            return
-        raise Refused("every user id from %d to %d is in use by another checker" % (UIDS[0], UIDS[-1]))
+        self.uid, self.lock = take_uid()
 
     def _user_cannot_run(self):
-        """Why the sandbox's user id cannot run programs here, or None when it can: a system
-        whose folders are closed to other users (a root folder of mode 700, as in some chroots)
-        lets no unprivileged user load even the C library."""
-        probe = subprocess.run(["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid, "--clear-groups",
-                                "--", "/bin/sh", "-c", "exit 0"], stdin=subprocess.DEVNULL, capture_output=True,
-                               text=True, cwd="/")
-        kill_user(self.uid)
-        if probe.returncode == 0:
-            return None
-        closed = [f for f in ("/", "/usr", "/usr/lib", "/usr/bin") if os.path.isdir(f) and not os.stat(f).st_mode & 0o001]
-        return ("a user of its own cannot run programs here (%s), so the lab would not start as one" %
-                ("%s is closed to other users, mode %o" % (closed[0], os.stat(closed[0]).st_mode & 0o777) if closed
-                 else (probe.stderr.strip().splitlines() or ["exit %d" % probe.returncode])[0][:120]))
+        return user_cannot_run(self.uid)
 
     def _release_uid(self):
         if self.lock:
@@ -270,6 +287,9 @@ class Sandbox:
 
     def _command(self, args, timeout):
         """The command that runs the lab in this sandbox, and its home folder as the lab sees it."""
+        if self.loads:  # the runner: RUNTIME --run MODULE, each where the lab sees its folder
+            seen = "/tmp/lab04/bin" if self.mode == "bwrap" else os.path.join(self.work, "bin")
+            args = [os.path.join(seen, self.loads[0]), "--run", os.path.join(seen, self.loads[1])] + args
         line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
         limits = self._limits(timeout) if shutil.which("prlimit") else []
         if self.mode == "user":
@@ -418,3 +438,107 @@ def for_lab(lab):
     if lab not in _boxes:
         _boxes[lab] = Sandbox(lab)
     return _boxes[lab]
+
+
+def register(lab, box):
+    """Makes box the sandbox of lab (for the class grader, whose labs run in its runner)."""
+    _boxes[os.path.realpath(lab)] = box
+
+
+def forget(lab):
+    box = _boxes.pop(os.path.realpath(lab), None)
+    if box:
+        box.close()
+
+
+# --- the class grader's runner: LibTorch loaded once per worker ---------------------------
+
+class Runner:
+    """grader/runner.cpp, started once per worker of the class grader (root only): it has
+    loaded LibTorch, and runs each lab in a forked child that first becomes this worker's user
+    id (taken here, held until the worker ends) with the limits of a Sandbox, then loads the
+    lab's module. It never runs student code itself."""
+
+    def __init__(self, program, runtime):
+        if os.geteuid() != 0:
+            raise Refused("the class runner needs root: its children become a user of their own")
+        self.command = [program, runtime]
+        self.uid, self.lock = take_uid()
+        self.proc = None
+        become_subreaper()
+        atexit.register(self.close)
+
+    def _start(self):
+        self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, close_fds=True)
+        if self.proc.stdout.readline() != b"ready\n":
+            err = self.proc.stderr.read(2000).decode("utf-8", "replace").strip()
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            raise Refused("the class runner did not start: " + (err.splitlines() or ["no message"])[-1][:200])
+
+    def job(self, fields):
+        """Sends one job (see grader/runner.cpp); (how it ended, stopped, stdout, stderr)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        try:
+            self.proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
+            self.proc.stdin.flush()
+            head = self.proc.stdout.readline().split()
+            out = self.proc.stdout.read(int(head[2]))
+            err = self.proc.stdout.read(int(head[3]))
+            return head[0].decode(), head[1].decode(), out, err
+        except (OSError, ValueError, IndexError):
+            self.close_process()
+            return "none", "start", b"", b"the grader's runner ended during the run"
+
+    def close_process(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+        kill_user(self.uid)
+
+    def close(self):
+        self.close_process()
+        if self.lock:
+            self.lock.close()
+            self.lock = None
+
+
+class ForkedBox(Sandbox):
+    """A Sandbox of mode "user" whose runs go through a Runner: the same user id of its own,
+    limits, empty folder, environment and clean-up, without a LibTorch start per run."""
+
+    def __init__(self, runner, module):  # pylint: disable=super-init-not-called
+        self.runner, self.asan, self.uid, self.lock = runner, False, runner.uid, None
+        self.mode, self.why, self.loads, self.libraries = "user", None, [], []
+        self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
+        os.chmod(self.work, 0o711)
+        os.makedirs(os.path.join(self.work, "bin"))
+        self.lab = os.path.join(self.work, "bin", "lab04_module.so")
+        shutil.copy(module, self.lab)  # its user may load it, never change it
+        os.chmod(os.path.join(self.work, "bin"), 0o755)
+        os.chmod(self.lab, 0o755)
+        self.home = os.path.join(self.work, "home")
+        self.isolation = self._describe().replace("the lab ran as", "the lab ran, loaded into a child of a "
+                                                  "process that has loaded LibTorch, as")
+
+    def run(self, args, timeout, max_out, max_err):
+        self._fresh_home()
+        cpu = int(timeout) + 5
+        fields = ["M" + self.lab, "U%d" % self.uid, "H" + self.home, "T%d" % int(timeout * 1000),
+                  "O%d" % max_out, "R%d" % max_err, "Las=%d" % MEMORY, "Lnproc=%d" % PROCESSES,
+                  "Lfsize=%d" % FILE_SIZE, "Lcpu=%d" % cpu, "Lcore=0"]
+        fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
+        ended, stopped, out, err = self.runner.job(fields)
+        self._clean_up(None)
+        if stopped == "start":
+            return Run(None, b"", err, "start", None)
+        kind, _, number = ended.partition(":")
+        status = None if stopped != "-" else int(number) if kind == "exit" else -int(number)
+        return Run(status, out, err, None if stopped == "-" else stopped, self._limit(status, err))
+
+    def close(self):
+        shutil.rmtree(self.work, ignore_errors=True)

@@ -1,0 +1,275 @@
+// lab04_class_runner: runs students' labs for the class grader, with LibTorch loaded once.
+//
+//   lab04_class_runner RUNTIME           serve: read jobs on stdin, answer on stdout (below)
+//   lab04_class_runner RUNTIME --run MODULE [lab options]   run one lab's main, in this process
+//
+// Aims. A student's lab, compiled as a module (a shared object, as the watch builds it), runs
+// in a child of a process that has loaded LibTorch already (lab04_runtime), so that a run costs
+// a fork and the lab's own work, not LibTorch's 0.5 s start. The child enters the sandbox
+// before it loads one byte of the student's code: as root, a user id of its own with no
+// groups, no capabilities and no way back (no_new_privs), in an empty folder, with the limits
+// and the environment grader/grade_class.py asks for. This process never runs student code
+// and keeps root's rights: a lab can neither signal it nor read its memory.
+//
+// A job is a list of NUL-terminated fields, ended by an empty field, each a letter and a value:
+//   M<module>  U<user id>  H<home folder>  T<wall-time limit, ms>  O<max stdout bytes>
+//   R<max stderr bytes>  L<resource>=<limit> (as, nproc, fsize, cpu, core)  E<NAME=value>
+//   A<argument> (after the program's name, in order)
+// The answer: one line "<how it ended> <stopped> <stdout bytes> <stderr bytes>\n", then the
+// bytes. <how it ended>: exit:N, signal:N or none; <stopped>: - (no), time, size or start.
+// After a run every process of that user id is killed, before the answer is sent.
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Job {
+  std::string module, home;
+  long uid = -1;  // -1: run as this process's user (not root: no user of its own)
+  long wall_ms = 60000;
+  size_t max_out = 4 << 20, max_err = 256 << 10;
+  std::vector<std::pair<int, rlim_t>> limits;
+  std::vector<std::string> env, args;
+};
+
+double now() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+// Reads one job from stdin; false at the end of the input.
+bool read_job(Job& job) {
+  job = Job{};
+  std::string field;
+  int c;
+  bool any = false;
+  while ((c = std::getchar()) != EOF) {
+    if (c != '\0') {
+      field.push_back(char(c));
+      continue;
+    }
+    if (field.empty()) return any;  // the empty field ends the job
+    any = true;
+    std::string value = field.substr(1);
+    switch (field[0]) {
+      case 'M': job.module = value; break;
+      case 'H': job.home = value; break;
+      case 'U': job.uid = std::atol(value.c_str()); break;
+      case 'T': job.wall_ms = std::atol(value.c_str()); break;
+      case 'O': job.max_out = size_t(std::atoll(value.c_str())); break;
+      case 'R': job.max_err = size_t(std::atoll(value.c_str())); break;
+      case 'E': job.env.push_back(value); break;
+      case 'A': job.args.push_back(value); break;
+      case 'L': {
+        size_t eq = value.find('=');
+        std::string name = value.substr(0, eq);
+        rlim_t limit = rlim_t(std::atoll(value.c_str() + eq + 1));
+        int resource = name == "as"      ? RLIMIT_AS
+                       : name == "nproc" ? RLIMIT_NPROC
+                       : name == "fsize" ? RLIMIT_FSIZE
+                       : name == "cpu"   ? RLIMIT_CPU
+                                         : RLIMIT_CORE;
+        job.limits.push_back({resource, limit});
+        break;
+      }
+      default: break;
+    }
+    field.clear();
+  }
+  return false;
+}
+
+[[noreturn]] void refuse(const char* what) {  // in the child, before any student code ran
+  std::fprintf(stderr, "class runner: could not %s: %s\n", what, std::strerror(errno));
+  std::fflush(stderr);
+  _exit(126);
+}
+
+// Calls the main of the lab's module in this process, and returns its status.
+int run_main(const std::string& module, const std::vector<std::string>& args) {
+  std::vector<std::string> words = {"lab04_attention"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // as stdbuf -oL: a crash loses no finished line
+  void* lab = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
+  auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
+  if (!lab_main) {
+    std::fprintf(stderr, "class runner: could not load the lab: %s\n", dlerror());
+    return 127;
+  }
+  int status = lab_main(int(words.size()), argv.data());
+  std::fflush(nullptr);
+  return status;
+}
+
+// In the child: the sandbox, then the lab. Never returns.
+[[noreturn]] void enter_sandbox_and_run(const Job& job, int out, int err) {
+  setsid();
+  int null = open("/dev/null", O_RDONLY);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+  for (int fd = 3; fd < 4096; ++fd) close(fd);  // nothing of the grader's: no job pipe, no lock
+  if (chdir(job.home.c_str()) != 0) refuse("enter its folder");
+  for (auto [resource, limit] : job.limits) {
+    rlimit r{limit, resource == RLIMIT_CPU ? limit + 1 : limit};
+    if (setrlimit(resource, &r) != 0) refuse("set a limit");
+  }
+  if (job.uid >= 0) {  // root: a user of its own, with nothing of root's left
+    for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; ++cap) {
+    }
+    gid_t id = gid_t(job.uid);
+    if (setgroups(0, nullptr) != 0 || setresgid(id, id, id) != 0 ||
+        setresuid(uid_t(id), uid_t(id), uid_t(id)) != 0)
+      refuse("become the sandbox's user");
+    if (getuid() != uid_t(id) || geteuid() != uid_t(id) || setuid(0) == 0)
+      refuse("drop root's rights");
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) refuse("set no_new_privs");
+  clearenv();
+  for (const std::string& e : job.env) putenv(const_cast<char*>(e.c_str()));
+  _exit(run_main(job.module, job.args));
+}
+
+// Every process of uid is killed (kill(-1) as that user reaches each of them, and only them).
+void kill_user(long uid) {
+  if (uid < 0) return;
+  pid_t killer = fork();
+  if (killer == 0) {
+    if (setresuid(uid_t(uid), uid_t(uid), uid_t(uid)) == 0) kill(-1, SIGKILL);
+    _exit(0);
+  }
+  if (killer > 0) waitpid(killer, nullptr, 0);
+}
+
+void reap_orphans() {  // this process is a subreaper: the lab's orphans end up here
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= size_t(n);
+  }
+  return true;
+}
+
+// Runs one job and writes its answer on stdout.
+bool serve(const Job& job) {
+  int out[2], err[2];
+  std::string ended = "none", stopped = "-", output, errors;
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    stopped = "start";
+    errors = std::string("could not make a pipe: ") + std::strerror(errno);
+  }
+  pid_t child = stopped == "-" ? fork() : -1;
+  if (child == 0) enter_sandbox_and_run(job, out[1], err[1]);
+  if (stopped == "-" && child < 0) {
+    stopped = "start";
+    errors = std::string("could not fork: ") + std::strerror(errno);
+  }
+  if (child > 0) {
+    close(out[1]);
+    close(err[1]);
+    double deadline = now() + double(job.wall_ms) / 1000.0;
+    bool exited = false;
+    int status = 0;
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    while ((fds[0].fd >= 0 || fds[1].fd >= 0) && stopped == "-") {
+      double left = deadline - now();
+      if (left <= 0) {
+        if (!exited) stopped = "time";
+        break;
+      }
+      int ready = poll(fds, 2, int(std::min(left, 0.05) * 1000) + 1);
+      for (int i = 0; ready > 0 && i < 2; ++i) {
+        if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        char chunk[65536];
+        ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
+        if (n <= 0) {
+          if (n < 0 && errno == EINTR) continue;
+          close(fds[i].fd);
+          fds[i].fd = -1;
+          continue;
+        }
+        std::string& to = i == 0 ? output : errors;
+        to.append(chunk, size_t(n));
+        if (output.size() > job.max_out || errors.size() > job.max_err) stopped = "size";
+      }
+      if (!exited && waitpid(child, &status, WNOHANG) == child) {
+        exited = true;  // what it left behind must not hold the pipes: gone at once
+        kill_user(job.uid);
+        deadline = std::min(deadline, now() + 2.0);
+      }
+    }
+    if (!exited) {
+      kill(-child, SIGKILL);
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+    }
+    kill_user(job.uid);
+    reap_orphans();
+    for (pollfd& p : fds)
+      if (p.fd >= 0) close(p.fd);
+    if (stopped == "-") {
+      ended = WIFEXITED(status) ? "exit:" + std::to_string(WEXITSTATUS(status))
+                                : "signal:" + std::to_string(WTERMSIG(status));
+    }
+  }
+  output.resize(std::min(output.size(), job.max_out + 1));
+  errors.resize(std::min(errors.size(), job.max_err + 1));
+  std::string head = ended + " " + stopped + " " + std::to_string(output.size()) + " " +
+                     std::to_string(errors.size()) + "\n";
+  return write_all(1, head.data(), head.size()) && write_all(1, output.data(), output.size()) &&
+         write_all(1, errors.data(), errors.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || (argc >= 3 && std::strcmp(argv[2], "--run") == 0 && argc < 4) ||
+      (argc >= 3 && std::strcmp(argv[2], "--run") != 0)) {
+    std::fprintf(stderr,
+                 "lab04_class_runner: usage: lab04_class_runner RUNTIME [--run MODULE [lab "
+                 "options]] (grader/grade_class.py starts it)\n");
+    return 2;
+  }
+  if (!dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {  // LibTorch, once, for every run to come
+    std::fprintf(stderr, "lab04_class_runner: could not load LibTorch: %s\n", dlerror());
+    return 2;
+  }
+  if (argc >= 4) return run_main(argv[3], std::vector<std::string>(argv + 4, argv + argc));
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives its grader
+  prctl(PR_SET_CHILD_SUBREAPER, 1);  // the lab's orphans are reaped here
+  prctl(PR_SET_DUMPABLE, 0);         // no lab may read or trace this process
+  signal(SIGPIPE, SIG_IGN);
+  std::fputs("ready\n", stdout);
+  std::fflush(stdout);
+  Job job;
+  while (read_job(job)) {
+    if (!serve(job)) return 1;
+  }
+  return 0;
+}

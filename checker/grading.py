@@ -132,10 +132,11 @@ def parse_points(text):
     return points
 
 
-def grade(lab, cases, timeout, points, echo=print):
+def grade(lab, cases, timeout, points, echo=print, results=None):
     """Grades the lab: every STEP right in every case earns its points. Returns (score,
-    total, grades, per-step report lines)."""
-    results = []
+    total, grades, per-step report lines); results, a list, gets check_case's result of each
+    case run (for a diagnosis)."""
+    results = [] if results is None else results
     for n, text in enumerate(cases):
         r = check_lab.check_case(lab, text, timeout)
         results.append(r)

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""grade_class.py: grades a whole class: a gradebook, feedback for each student, and what the
+class got wrong.
+
+usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [--build DIR]
+                      SUBMISSIONS GRADES
+       grade_class.py --merge GRADES SHARD_GRADES ...
+  SUBMISSIONS  the class: a folder per student, Canvas's files, or Gradescope's export
+               (submissions.py says which shapes it reads)
+  GRADES       a folder to write, new or empty: grades.csv, feedback/<student>.txt,
+               summary.md, and class.json (what --merge reads)
+  -j N         labs graded at once (default: one per core)
+  --shard I/N  grade only every Nth student, from the Ith (1 <= I <= N), for a job array;
+               then --merge the N GRADES folders into one
+  --points, --timeout   as check_lab.py --grade
+
+Each lab is graded as check_lab.py --grade grades it alone: the same cases, the same steps,
+the same points, then the checker's diagnosis. What makes a class fast: the project's build
+(--build, default build/) compiles each lab against its precompiled header as a module; each
+worker loads LibTorch once, in grader/runner.cpp, whose forked child enters the sandbox and
+then loads the student's module; the reference of each case is computed once for the class.
+Run as root, each worker's labs run as a user id of its own; otherwise each run goes through
+checker/sandbox.py's bubblewrap or namespaces, with a LibTorch start per run (slower).
+
+Exit status: 0 the class was graded (whatever its grades); 2 bad arguments (one line on
+stderr, nothing written); 3 an error of the grader's own.
+"""
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "checker"))
+import check_lab  # noqa: E402
+import gradebook  # noqa: E402
+import submissions  # noqa: E402
+
+COMPILE_TIMEOUT = 120  # seconds one student's compile may take (the lesson: about 0.5 s)
+COMPILER_LINES = 40  # lines of compiler errors kept in a student's feedback
+CLASS_TIMEOUT = 10.0  # seconds a run of a grade case may take: the lesson takes 0.03 s (check_lab.py: 60)
+
+
+class Usage(Exception):
+    """Bad arguments: one line on stderr, exit 2."""
+
+
+def parse_args(argv):
+    import grading
+    args = {"jobs": os.cpu_count() or 1, "shard": (1, 1), "points": [1.0] * 7, "timeout": CLASS_TIMEOUT,
+            "build": os.path.join(ROOT, "build"), "merge": False}
+    rest = []
+    while argv:
+        option, value = argv[0], argv[1] if len(argv) > 1 else None
+        if option == "--merge":
+            args["merge"] = True
+            argv = argv[1:]
+            continue
+        if option in ("-j", "--jobs"):
+            if not (value or "").isdigit() or not 1 <= int(value) <= 256:
+                raise Usage("-j takes a number of labs to grade at once, from 1 to 256, not %r" % (value or "")[:20])
+            args["jobs"] = int(value)
+        elif option == "--shard":
+            i, _, n = (value or "").partition("/")
+            if not (i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n) <= 10000):
+                raise Usage("--shard takes I/N, with 1 <= I <= N (such as 2/8), not %r" % (value or "")[:20])
+            args["shard"] = (int(i), int(n))
+        elif option == "--points":
+            try:
+                args["points"] = grading.parse_points(value or "")
+            except check_lab.Usage as e:
+                raise Usage(str(e))
+        elif option == "--timeout":
+            try:
+                args["timeout"] = float(value)
+                assert 0 < args["timeout"] <= 3600
+            except (TypeError, ValueError, AssertionError):
+                raise Usage("--timeout takes a number of seconds from 0 to 3600")
+        elif option == "--build":
+            if not value:
+                raise Usage("--build takes the project's build folder")
+            args["build"] = os.path.abspath(value)
+        elif option.startswith("-") and option != "-":
+            raise Usage("unknown option %r: see the top of grader/grade_class.py" % option[:40])
+        else:
+            rest.append(option)
+            argv = argv[1:]
+            continue
+        argv = argv[2:]
+    if args["merge"]:
+        if len(rest) < 2:
+            raise Usage("usage: grade_class.py --merge GRADES SHARD_GRADES ... (the folders --shard wrote)")
+        args["grades"], args["shards"] = rest[0], rest[1:]
+    else:
+        if len(rest) != 2:
+            raise Usage("usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] "
+                        "[--build DIR] SUBMISSIONS GRADES")
+        args["submissions"], args["grades"] = rest
+    check_new_folder(args["grades"])
+    return args
+
+
+def check_new_folder(path):
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise Usage("GRADES %r exists and is not an empty folder: name a new one, or remove it first "
+                    "(rm -r %s)" % (path, path))
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise Usage("GRADES %r: its folder %s does not exist" % (path, parent))
+
+
+# --- the build, once per class ------------------------------------------------------------
+
+def prepare(build):
+    """Builds the runner and what it loads, and reads how to compile and link a lab as a
+    module. Returns (paths, compile command as a list, seconds it took)."""
+    started = time.monotonic()
+    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        raise Usage("no configured build at %s: run the README's build first (cmake --preset default), or "
+                    "name one with --build" % build)
+    made = subprocess.run(["cmake", "--build", build, "--target", "lab04_class_runner"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if made.returncode != 0:
+        raise Usage("the build at %s could not build the grader's runner: %s" % (
+            build, (made.stdout.strip().splitlines() or ["no output"])[-1][:200]))
+    paths = {}
+    with open(os.path.join(build, "lab04_paths.txt")) as f:
+        for line in f:
+            key, _, value = line.rstrip("\n").partition(" ")
+            paths[key] = value
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        entries = json.load(f)
+    target = os.path.normpath(paths["module_object"])
+
+    def words_of(e):
+        return e["arguments"] if "arguments" in e else shlex.split(e["command"])
+
+    def output_of(e):
+        w = words_of(e)
+        return os.path.normpath(os.path.join(e["directory"], w[w.index("-o") + 1])) if "-o" in w[:-1] else None
+    entry = next((e for e in entries if output_of(e) == target), None)
+    if entry is None:
+        raise Usage("the build at %s does not say how it compiles the lab as a module (compile_commands.json): "
+                    "configure it again (cmake --preset default)" % build)
+    words = words_of(entry)
+    command, skip = [], 0
+    for w in words:  # the lesson's own command, less its file names and Ninja's depfile
+        if skip:
+            skip -= 1
+        elif w in ("-o", "-c", "-MT", "-MF"):
+            skip = 1
+        elif w not in ("-MD", "-MMD"):
+            command.append(w)
+    return paths, (entry["directory"], command), time.monotonic() - started
+
+
+# --- one student ---------------------------------------------------------------------------
+
+class Worker:
+    """A worker's state: its runner (LibTorch loaded once; root only) and its explainer."""
+    runner = None
+    explainer = None
+    compiler_prefix = []
+
+
+def start_worker(paths):
+    import diagnosis
+    import sandbox
+    from mistakes import MISTAKES
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the class
+    Worker.explainer = diagnosis.Explainer(MISTAKES)
+    Worker.paths = paths
+    if os.geteuid() == 0 and os.environ.get("LAB_SANDBOX", "user") == "user":
+        try:
+            Worker.runner = sandbox.Runner(paths["class_runner"], paths["runtime"])
+            Worker.compiler_prefix = ["setpriv", "--reuid=%d" % Worker.runner.uid, "--regid=%d" % Worker.runner.uid,
+                                      "--clear-groups", "--no-new-privs", "--"]
+            if sandbox.user_cannot_run(Worker.runner.uid):
+                Worker.runner.close()
+                Worker.runner, Worker.compiler_prefix = None, []
+        except sandbox.Refused:
+            Worker.runner = None
+
+
+def compile_lab(source, work, compile_command, paths):
+    """Compiles and links the lab as a module in work: (module path, None) or (None, errors)."""
+    directory, command = compile_command
+    lab = os.path.join(work, "lab04_attention.cpp")
+    shutil.copy(source, lab)
+    prefix = Worker.compiler_prefix
+    if prefix:  # the compiler reads the student's file, so it runs as the student's user id
+        os.chown(work, Worker.runner.uid, Worker.runner.uid)
+    steps = [command + ["-o", "lab04_attention.o", "-c", "lab04_attention.cpp"],
+             paths["module_link"].split() + ["-o", "lab04_module.so", "lab04_attention.o"]]
+    for step in steps:
+        try:
+            done = subprocess.run(prefix + ["prlimit", "--as=%d" % (8 << 30), "--fsize=%d" % (256 << 20), "--"] + step,
+                                  cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=COMPILE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return None, "the compile took longer than %d s and was stopped" % COMPILE_TIMEOUT
+        if done.returncode != 0:
+            text = done.stdout.decode("utf-8", "replace").replace(work + "/", "")
+            return None, text
+    return os.path.join(work, "lab04_module.so"), None
+
+
+def grade_student(job):
+    """Grades one student: the row of the gradebook (gradebook.py), with its feedback."""
+    student, compile_command, points, timeout = job
+    import diagnosis
+    import grading
+    import sandbox
+    from mistakes import MISTAKES
+    row = {"student": student.name, "score": 0.0, "max_score": sum(points),
+           "steps": [0.0] * 7, "status": "", "diagnosis": "", "mistake": None, "feedback": []}
+    problem = student.problem()
+    if problem:
+        row["status"], row["diagnosis"] = problem
+        row["feedback"] = ["Not graded: %s." % problem[1]]
+        return row
+    work = tempfile.mkdtemp(prefix="lab04-class-")
+    os.chmod(work, 0o755)
+    try:
+        module, errors = compile_lab(student.labs[0], work, compile_command, Worker.paths)
+        if module is None:
+            lines = errors.strip().splitlines()
+            first = next((l for l in lines if "error" in l), lines[0] if lines else "no message")
+            row["status"], row["diagnosis"] = "did not compile", first[:300]
+            row["feedback"] = ["Your lab did not compile. The compiler said:", ""] + lines[:COMPILER_LINES] + (
+                ["... (%d more lines)" % (len(lines) - COMPILER_LINES)] if len(lines) > COMPILER_LINES else [])
+            return row
+        if Worker.runner:
+            box = sandbox.ForkedBox(Worker.runner, module)
+        else:
+            box = sandbox.Sandbox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
+        sandbox.register(module, box)
+        report, results = [], []
+        score, total, grades, parts = grading.grade(module, grading.GRADE_CASES, timeout, points,
+                                                    report.append, results)
+        row["score"], row["steps"] = score, [points[n - 1] if grades[n] is None else 0.0 for n in range(1, 8)]
+        row["status"] = status_of(results)
+        lines = []
+        if row["status"] != "graded":  # it did not run to the end: what happened is the diagnosis
+            row["diagnosis"] = next(l for l in report if l.startswith("case "))
+        elif not all(r["ok"] for r in results):
+            lines, row["mistake"] = diagnosis.diagnose(results, MISTAKES, Worker.explainer)
+            said = [l for l in lines if l.startswith("diagnosis")]
+            text = " ".join(" ".join(l.split()) for l in lines[lines.index(said[0]):]) if said else ""
+            row["diagnosis"] = text[len("diagnosis: "):] if text.startswith("diagnosis: ") else text
+        row["same_tensor"] = [l for l in lines if l.startswith("same tensor")]
+        row["feedback"] = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
+            report + ([""] + lines if lines else [])
+        sandbox.forget(module)
+        return row
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def status_of(results):
+    problems = [r["problem"] or "" for r in results]
+    if any(r["timed_out"] for r in results):
+        return "timed out"
+    if any(p.startswith("crashed") for p in problems):
+        return "crashed"
+    if any(p.startswith("printed more than") for p in problems):
+        return "too much output"
+    if any(p for p in problems):
+        return "failed to run"
+    return "graded"
+
+
+# --- the class ----------------------------------------------------------------------------
+
+def progress(done, total, started, tty):
+    if not tty:
+        return
+    elapsed = time.monotonic() - started
+    left = elapsed / done * (total - done) if done else 0
+    sys.stderr.write("\rgrade_class: graded %d of %d, about %d s left   " % (done, total, left + 0.5))
+    sys.stderr.flush()
+
+
+def grade(args):
+    import multiprocessing
+    import grading
+    import reference_attention
+    students = submissions.find_students(args["submissions"])
+    i, n = args["shard"]
+    mine = students[i - 1::n]
+    tty = sys.stderr.isatty()
+    if tty:
+        sys.stderr.write("grade_class: %d students; building the grader (once: the runner and LibTorch's "
+                         "inline code)...\n" % len(mine))
+    paths, compile_command, build_time = prepare(args["build"])
+    for text in grading.GRADE_CASES:  # the references, once for the class (the workers inherit them)
+        c = check_lab.parse_case(text)
+        reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"])
+    os.makedirs(args["grades"], exist_ok=True)
+    started = time.monotonic()
+    rows = []
+    jobs = [(s, compile_command, args["points"], args["timeout"]) for s in mine]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(min(args["jobs"], max(len(jobs), 1)), start_worker, (paths,)) as pool:
+        progress(0, len(jobs), started, tty)
+        for row in pool.imap_unordered(grade_student, jobs):
+            rows.append(row)
+            progress(len(rows), len(jobs), started, tty)
+    seconds = time.monotonic() - started
+    if tty:
+        sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
+                         "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
+    meta = {"cases": grading.GRADE_CASES, "points": args["points"], "shard": "%d/%d" % (i, n),
+            "class": [s.name for s in students]}
+    return gradebook.write(args["grades"], rows, meta)
+
+
+def main(argv):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        args = parse_args(argv)
+        if args["merge"]:
+            summary = gradebook.merge(args["grades"], args["shards"])
+        else:
+            check_lab.python_with_torch()  # this Python, or one that sees Debian's packages
+            submissions.find_students(args["submissions"])  # bad input before anything is built
+            summary = grade(args)
+        sys.stdout.write(summary)
+        return 0
+    except (Usage, check_lab.Usage, gradebook.Mismatch, submissions.Bad) as e:
+        print("grade_class: %s" % e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug of the grader's own: one line, never a traceback
+        print("grade_class: internal error: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

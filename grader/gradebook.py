@@ -1,0 +1,175 @@
+"""gradebook.py: what grade_class.py writes, and the merge of the shards of a job array.
+
+  GRADES/grades.csv              a row per student, sorted: student, score, max_score,
+                                 STEP 1 ... STEP 7 (each step's points), status, diagnosis
+  GRADES/feedback/<student>.txt  what that student should read
+  GRADES/summary.md              what the class did (also printed)
+  GRADES/class.json              every row, the cases, the points and the class: what --merge
+                                 checks and joins
+"""
+import csv
+import io
+import json
+import os
+import re
+
+import grading
+from mistakes import MISTAKES
+
+COLUMNS = ["student", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + ["status", "diagnosis"]
+NAMES = {m["id"]: m["did"] for m in MISTAKES}
+
+
+class Mismatch(Exception):
+    """Shards that do not belong together: one line for the usage error."""
+
+
+def fmt(x):
+    return "%g" % x
+
+
+def file_name(student):
+    return re.sub(r"[^A-Za-z0-9._@+-]", "_", student).lstrip(".") or "_"
+
+
+def csv_text(rows):
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([r["student"], fmt(r["score"]), fmt(r["max_score"])] + [fmt(p) for p in r["steps"]]
+                   + [r["status"], r["diagnosis"]])
+    return out.getvalue()
+
+
+def feedback_text(r):
+    head = ["Lab 04 (self-attention): %s" % r["student"], "score: %s/%s (%s)" % (fmt(r["score"]), fmt(r["max_score"]), r["status"]), ""]
+    return "\n".join(head + r["feedback"]) + "\n"
+
+
+def mistake_names(mistake):
+    """The known mistakes of a row's diagnosis ("a" or "a+b"), as [(id, what was done)]."""
+    return [(m, NAMES.get(m, m)) for m in mistake.split("+")] if mistake else []
+
+
+def summary_text(rows, points):
+    total = sum(points)
+    n = len(rows)
+    graded = [r for r in rows if r["status"] not in ("no lab", "more than one lab", "empty file",
+                                                        "file too large", "not a text file")]
+    lines = ["# Lab 04: what the class did", ""]
+    counts = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    lines.append("%d students: %s." % (n, ", ".join("%d %s" % (c, s) for s, c in sorted(counts.items(), key=lambda kv: -kv[1]))))
+    scores = sorted((r["score"] for r in rows), reverse=True)
+    if scores:
+        mid = scores[len(scores) // 2] if len(scores) % 2 else (scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2
+        lines.append("Mean score %.2f/%s, median %s/%s (every student counts; no lab scores 0)."
+                     % (sum(scores) / n, fmt(total), fmt(mid), fmt(total)))
+    lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]
+    distribution = {}
+    for s in scores:
+        distribution[s] = distribution.get(s, 0) + 1
+    for s in sorted(distribution, reverse=True):
+        lines.append("| %s/%s | %d | %s |" % (fmt(s), fmt(total), distribution[s], "#" * distribution[s]))
+    lines += ["", "## Each step: the share of students who got it right", "",
+              "Of the %d students whose lab was graded (not counting no lab, or a file that is not one):" % len(graded), ""]
+    for step in range(1, 8):
+        right = sum(1 for r in graded if points[step - 1] == 0 or r["steps"][step - 1] == points[step - 1])
+        share = 100.0 * right / len(graded) if graded else 0.0
+        lines.append("- STEP %d, %s: %d of %d (%.0f%%)" % (step, grading.STEP_NAMES[step], right, len(graded), share))
+    made = {}
+    for r in rows:
+        for mid, _ in mistake_names(r.get("mistake")):
+            made.setdefault(mid, []).append(r["student"])
+    lines += ["", "## Known mistakes, by the number of students who made them", ""]
+    if not made:
+        lines.append("None: no lab's numbers are those of a known mistake.")
+    for mid, who in sorted(made.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append("- %s: %d student%s (%s) [%s]" % (NAMES.get(mid, mid), len(who), "" if len(who) == 1 else "s",
+                                                       ", ".join(sorted(who)), mid))
+    unexplained = [r for r in graded if r["score"] < r["max_score"] and not r.get("mistake") and r["status"] == "graded"]
+    lines += ["", "## Labs no known mistake explains", ""]
+    if not unexplained:
+        lines.append("None.")
+    for r in unexplained:
+        lines.append("- %s (%s/%s, %s): %s" % (r["student"], fmt(r["score"]), fmt(r["max_score"]), r["status"],
+                                               r["diagnosis"] or "no diagnosis"))
+        lines += ["  - " + s for s in r.get("same_tensor", [])]
+    stopped = [r for r in graded if r["status"] != "graded"]
+    if stopped:
+        lines += ["", "## Labs that did not run to the end", ""] + [
+            "- %s (%s/%s, %s): %s" % (r["student"], fmt(r["score"]), fmt(r["max_score"]), r["status"], r["diagnosis"])
+            for r in stopped]
+    others = [r for r in rows if r not in graded]
+    if others:
+        lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (r["student"], r["status"], r["diagnosis"]) for r in others]
+    return "\n".join(lines) + "\n"
+
+
+def write_all(folder, rows, meta):
+    """Writes every file; returns the summary."""
+    rows = sorted(rows, key=lambda r: r["student"])
+    os.makedirs(os.path.join(folder, "feedback"), exist_ok=True)
+    taken = set()
+    for r in rows:
+        name = file_name(r["student"])
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        with open(os.path.join(folder, "feedback", name + ".txt"), "w") as f:
+            f.write(feedback_text(r))
+    with open(os.path.join(folder, "grades.csv"), "w", newline="") as f:
+        f.write(csv_text(rows))
+    summary = summary_text(rows, meta["points"])
+    with open(os.path.join(folder, "summary.md"), "w") as f:
+        f.write(summary)
+    with open(os.path.join(folder, "class.json"), "w") as f:
+        json.dump(dict(meta, rows=rows), f, indent=1)
+    return summary
+
+
+def write(folder, rows, meta):
+    return write_all(folder, rows, meta)
+
+
+def merge(folder, shards):
+    """Joins the class.json of each shard of one class into one gradebook in folder."""
+    parts = []
+    for s in shards:
+        try:
+            with open(os.path.join(s, "class.json")) as f:
+                parts.append((s, json.load(f)))
+        except (OSError, ValueError):
+            raise Mismatch("%s holds no class.json that can be read: name the GRADES folders that "
+                           "grade_class.py --shard wrote" % s)
+    first = parts[0][1]
+    seen, rows = {}, []
+    for s, p in parts:
+        for key, what in (("cases", "cases"), ("points", "points"), ("class", "students")):
+            if p.get(key) != first.get(key):
+                raise Mismatch("%s and %s were graded with other %s: only shards of one class, graded "
+                               "alike, can be merged" % (parts[0][0], s, what))
+        shard = p.get("shard", "1/1")
+        if shard in seen:
+            raise Mismatch("%s and %s are both shard %s: each shard once" % (seen[shard], s, shard))
+        seen[shard] = s
+        rows += p["rows"]
+    n = int(first.get("shard", "1/1").split("/")[1])
+    if any(int(k.split("/")[1]) != n for k in seen):
+        raise Mismatch("the shards were cut in different numbers (%s): merge the N shards of one --shard I/N"
+                       % ", ".join(sorted(seen)))
+    missing = ["%d/%d" % (i, n) for i in range(1, n + 1) if "%d/%d" % (i, n) not in seen]
+    if missing:
+        raise Mismatch("shard %s is missing: merge all %d shards" % (", ".join(missing), n))
+    names = [r["student"] for r in rows]
+    twice = sorted({x for x in names if names.count(x) > 1})
+    if twice:
+        raise Mismatch("student %s is in more than one shard: these shards do not belong together" % twice[0])
+    if sorted(names) != sorted(first["class"]):
+        raise Mismatch("the shards' students are not the class's: these shards do not belong together")
+    os.makedirs(folder, exist_ok=True)
+    meta = {k: first[k] for k in ("cases", "points", "class")}
+    meta.update(shard="1/1")
+    return write_all(folder, rows, meta)

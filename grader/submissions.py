@@ -1,0 +1,151 @@
+"""submissions.py: finds each student's lab04_attention.cpp in a folder of submissions.
+
+The shapes it reads (the first that fits the folder's top level):
+  Gradescope's export   submission_metadata.yml maps each submission_<id> folder to its
+                        submitters (:name:, :sid:, :email:); each submitter gets a row
+                        (student = sid, else email, else name), so each member of a group
+  Canvas's download     files <login>_<id>_<id>_lab04_attention.cpp (also <login>_late_...):
+                        student <login>
+  a file per student    <student>.cpp at the top level
+  a folder per student  the lab anywhere inside (a cloned repository, a Moodle download's
+                        "<name>_<id>_assignsubmission_file_" folder: student <name>); an
+                        empty folder is a student with no lab
+Folders named .git, build or starter* inside a student's folder are not searched.
+"""
+import os
+import re
+
+LAB = "lab04_attention.cpp"
+MAX_BYTES = 1 << 20  # a lab is about 20 kB; a file larger than this is not graded
+CANVAS = re.compile(r"^(?P<login>[^_]+)(?:_late)?_\d+_\d+_(?P<file>.+\.cpp)$")
+MOODLE = re.compile(r"^(?P<name>.+?)_\d+_assignsubmission_\w*?_?$")
+SKIPPED = re.compile(r"^(\.git|\.github|build.*|starter.*|node_modules)$")
+
+
+class Bad(Exception):
+    """The folder cannot be read as a class: one line for the usage error."""
+
+
+class Student:
+    def __init__(self, name, labs, shape, folder=None):
+        self.name, self.labs, self.shape = name, labs, shape
+        self.folder = folder  # the class's folder: paths are said from there
+
+    def problem(self):
+        """Why this student's lab cannot be graded (the row's status and its reason), or None."""
+        if not self.labs:
+            return "no lab", "no lab04_attention.cpp was found in the submission"
+        if len(self.labs) > 1:
+            return "more than one lab", "%d labs were found (%s): submit one" % (
+                len(self.labs), ", ".join(os.path.relpath(p, self.folder or "/") for p in self.labs[:4]))
+        path = self.labs[0]
+        size = os.path.getsize(path)
+        if size == 0:
+            return "empty file", "the submitted file is empty"
+        if size > MAX_BYTES:
+            return "file too large", "the submitted file has %d bytes, more than the %d a lab may have" % (
+                size, MAX_BYTES)
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is None or "\0" in text:
+            return "not a text file", "the submitted file is not text (UTF-8 without NUL bytes)"
+        return None
+
+
+def find_labs(folder):
+    """Every lab04_attention.cpp under folder, as paths relative to it, sorted."""
+    found = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not SKIPPED.match(d) and not os.path.islink(os.path.join(top, d)))
+        found += [os.path.relpath(os.path.join(top, f), folder) for f in files if f == LAB]
+    return sorted(found, key=lambda p: (p.count(os.sep), p))
+
+
+def read_yaml(path):
+    try:
+        import yaml
+    except ImportError:
+        raise Bad("reading %s needs PyYAML: apt-get install python3-yaml" % path)
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as e:
+        raise Bad("%s cannot be read as YAML: %s" % (path, str(e).splitlines()[0][:120]))
+    if not isinstance(data, dict):
+        raise Bad("%s does not map submissions to their submitters" % path)
+    return data
+
+
+def field(d, name):
+    """A field of Gradescope's YAML, whose keys are Ruby symbols (":sid") or plain."""
+    if not isinstance(d, dict):
+        return None
+    value = d.get(":" + name, d.get(name))
+    return str(value).strip() if value not in (None, "") else None
+
+
+def gradescope(folder):
+    data = read_yaml(os.path.join(folder, "submission_metadata.yml"))
+    students = []
+    for sub, meta in sorted(data.items(), key=lambda kv: str(kv[0])):
+        path = os.path.join(folder, str(sub))
+        labs = [os.path.join(path, p) for p in find_labs(path)] if os.path.isdir(path) else []
+        submitters = (meta.get(":submitters") or meta.get("submitters") or []) if isinstance(meta, dict) else []
+        for who in submitters:
+            name = field(who, "sid") or field(who, "email") or field(who, "name")
+            if name:
+                students.append(Student(name, labs, "Gradescope export"))
+    return students
+
+
+def student_folders(folder, names):
+    students = []
+    for name in names:
+        path = os.path.join(folder, name)
+        m = MOODLE.match(name)
+        labs = [os.path.join(path, p) for p in find_labs(path)]
+        students.append(Student(m.group("name") if m else name, labs, "a folder per student"))
+    # Cloned repositories share their assignment's prefix (lab04-attention-<login>): dropped.
+    prefix = os.path.commonprefix([s.name for s in students]) if len(students) > 1 else ""
+    cut = prefix.rfind("-") + 1 if "-" in prefix else 0
+    if cut and all(len(s.name) > cut for s in students):
+        for s in students:
+            s.name = s.name[cut:]
+    return students
+
+
+def find_students(folder):
+    """The class in folder: a list of Student, one per row, sorted by name; several labs or
+    submissions of one name become one Student with all of them (its row says so)."""
+    if not os.path.isdir(folder):
+        raise Bad("no folder %r: SUBMISSIONS must be a folder of submissions" % folder)
+    entries = sorted(e for e in os.listdir(folder) if not e.startswith("."))
+    files = [e for e in entries if os.path.isfile(os.path.join(folder, e))]
+    dirs = [e for e in entries if os.path.isdir(os.path.join(folder, e)) and not os.path.islink(os.path.join(folder, e))]
+    if "submission_metadata.yml" in files:
+        students = gradescope(folder)
+    else:
+        students = []
+        for name in files:
+            m = CANVAS.match(name)
+            if m:
+                students.append(Student(m.group("login"), [os.path.join(folder, name)], "Canvas download"))
+            elif name.endswith(".cpp"):
+                students.append(Student(name[:-4], [os.path.join(folder, name)], "a file per student"))
+        students += student_folders(folder, dirs)
+    merged = {}
+    for s in students:
+        s.folder = folder
+        if s.name in merged:
+            merged[s.name].labs = sorted(set(merged[s.name].labs) | set(s.labs))
+        else:
+            merged[s.name] = s
+    if not merged:
+        raise Bad("%r holds nothing to grade: expected a folder per student, Canvas's "
+                  "<login>_<id>_<id>_lab04_attention.cpp files, <student>.cpp files, or Gradescope's "
+                  "export (submission_metadata.yml)" % folder)
+    return [merged[n] for n in sorted(merged)]

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""grade_class.py refuses bad input with one line on stderr, exit 2, nothing on stdout and
+nothing written.
+
+usage: grade_class_bad_input_test.py WORK_DIR
+
+Each case: a SUBMISSIONS folder that does not exist, is a file, is empty or holds no lab
+shape; a GRADES folder that is not empty, or is a file; a --shard that is not I/N with
+1 <= I <= N; a bad -j, --points or --timeout; an unknown option; shards to merge that are
+not of one class (other points, the same shard twice, a shard missing, other students).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import checklist
+import project
+
+GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
+
+
+def snapshot(folder):
+    return sorted((os.path.relpath(os.path.join(t, f), folder), os.path.getsize(os.path.join(t, f)))
+                  for t, _, fs in os.walk(folder) for f in fs)
+
+
+def shard(folder, i, n, points, students):
+    """A shard's GRADES folder as --shard writes it (class.json is what --merge reads)."""
+    os.makedirs(folder)
+    rows = [{"student": s, "score": 1.0, "max_score": 7.0, "steps": [1.0] + [0.0] * 6, "status": "graded",
+             "diagnosis": "", "mistake": None, "feedback": []} for s in students[i - 1::n]]
+    with open(os.path.join(folder, "class.json"), "w") as f:
+        json.dump({"cases": ["3,4,6,6"], "points": points, "shard": "%d/%d" % (i, n), "class": students,
+                   "rows": rows}, f)
+
+
+def main(argv):
+    if len(argv) != 1:
+        print("grade_class_bad_input_test: usage: grade_class_bad_input_test.py WORK_DIR", file=sys.stderr)
+        return 2
+    work = os.path.abspath(argv[0])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    j = lambda *p: os.path.join(work, *p)
+    os.makedirs(j("class", "alice"))
+    with open(j("class", "alice", "lab04_attention.cpp"), "w") as f:
+        f.write("int main() { return 0; }\n")
+    os.makedirs(j("empty"))
+    os.makedirs(j("no_lab_shapes"))
+    with open(j("no_lab_shapes", "notes.txt"), "w") as f:
+        f.write("not a lab\n")
+    os.makedirs(j("full"))
+    with open(j("full", "old.csv"), "w") as f:
+        f.write("x\n")
+    with open(j("a_file"), "w") as f:
+        f.write("x\n")
+    one = [1.0] * 7
+    students = ["ann", "bob", "cy", "di"]
+    shard(j("s1"), 1, 2, one, students)
+    shard(j("s2"), 2, 2, one, students)
+    shard(j("s2_other_points"), 2, 2, [2.0] + [1.0] * 6, students)
+    shard(j("s2_other_class"), 2, 2, one, students + ["eve"])
+    shard(j("s1_of_3"), 1, 3, one, students)
+    cls, new = j("class"), j("new")
+    cases = [
+        ("SUBMISSIONS that does not exist", [j("nowhere"), new], "no folder"),
+        ("SUBMISSIONS that is a file", [j("a_file"), new], "no folder"),
+        ("SUBMISSIONS that is empty", [j("empty"), new], "holds nothing to grade"),
+        ("SUBMISSIONS with nothing in a shape it reads", [j("no_lab_shapes"), new], "holds nothing to grade"),
+        ("GRADES that is not empty", [cls, j("full")], "is not an empty folder"),
+        ("GRADES that is a file", [cls, j("a_file")], "is not an empty folder"),
+        ("GRADES in a folder that does not exist", [cls, j("nowhere", "g")], "does not exist"),
+        ("--shard 0/3", ["--shard", "0/3", cls, new], "--shard takes I/N"),
+        ("--shard 4/3", ["--shard", "4/3", cls, new], "--shard takes I/N"),
+        ("--shard 2", ["--shard", "2", cls, new], "--shard takes I/N"),
+        ("--shard a/b", ["--shard", "a/b", cls, new], "--shard takes I/N"),
+        ("--shard with no value", [cls, new, "--shard"], "--shard takes I/N"),
+        ("-j 0", ["-j", "0", cls, new], "-j takes"),
+        ("-j many", ["-j", "many", cls, new], "-j takes"),
+        ("-j -3", ["-j", "-3", cls, new], "-j takes"),
+        ("--points of 6 numbers", ["--points", "1,1,1,1,1,1", cls, new], "--points takes 7 numbers"),
+        ("--timeout 0", ["--timeout", "0", cls, new], "--timeout takes"),
+        ("an unknown option", ["--fast", cls, new], "unknown option"),
+        ("one folder only", [cls], "usage"),
+        ("merge: shards graded with other points", ["--merge", new, j("s1"), j("s2_other_points")], "other points"),
+        ("merge: shards of other classes", ["--merge", new, j("s1"), j("s2_other_class")], "other students"),
+        ("merge: the same shard twice", ["--merge", new, j("s1"), j("s1")], "both shard 1/2"),
+        ("merge: a shard missing", ["--merge", new, j("s1")], "shard 2/2 is missing"),
+        ("merge: shards cut in other numbers", ["--merge", new, j("s1"), j("s1_of_3")], "different numbers"),
+        ("merge: a folder that is no shard", ["--merge", new, j("s1"), j("empty")], "no class.json"),
+    ]
+    checks = []
+    for what, args, says in cases:
+        before = snapshot(work)
+        done = subprocess.run([sys.executable, GRADE_CLASS] + args, capture_output=True, text=True)
+        lines = done.stderr.splitlines()
+        ok = (done.returncode == 2 and done.stdout == "" and len(lines) == 1 and lines[0].startswith("grade_class: ")
+              and says in lines[0] and snapshot(work) == before and not os.path.exists(new))
+        checks.append(("%s: one line on stderr (%r), exit 2, nothing written" % (what, says), ok,
+                       "exit %d, stdout %r, stderr %r, written: %s" % (done.returncode, done.stdout[:200], done.stderr[:400],
+                                                                     sorted(set(snapshot(work)) - set(before)))))
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

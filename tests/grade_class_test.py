@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""grade_class.py grades a class as check_lab.py --grade grades each lab alone, and says
+what the class got wrong.
+
+usage: grade_class_test.py BUILD WORK_DIR
+  BUILD     the project's build folder (configured with Ninja: each lab is also built alone
+            with the build's own compile and link commands)
+  WORK_DIR  a folder to make the classes in (emptied first)
+
+A class made by make_class.py (the lesson, forms of it, one and two known mistakes, a copy
+slip, a compile error, a hang, a crash, a lab that kills its grader, no lab, two labs, a file
+that is not text, an empty and an enormous one), and the same labs as Canvas's and Gradescope's
+downloads (a group of two). Checks: every student has a row, with the status make_class.py
+gave its lab; each distinct lab's score and steps equal check_lab.py --grade of that lab built
+alone as a program; the summary counts each known mistake as often as make_class.py made it;
+a feedback file per student; grades.csv reads back through Python's csv module, every column;
+two shards merged equal the unsharded gradebook. Runs inside a PID namespace of its own (the
+hostile lab calls kill(-1)); where the sandbox cannot isolate a lab, that lab is left out.
+"""
+import csv
+import filecmp
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import checklist
+import project
+
+GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
+MAKE_CLASS = os.path.join(project.ROOT, "tests", "make_class.py")
+CHECK_LAB = os.path.join(project.CHECKER, "check_lab.py")
+
+
+def in_pid_namespace(argv):
+    """Runs this test again inside a PID namespace of its own; None when it is there already."""
+    if os.environ.get("LAB04_CLASS_NAMESPACE") == "1":
+        return None
+    for isolate in (["unshare", "--pid", "--fork", "--mount-proc"],
+                    ["unshare", "--pid", "--fork", "--mount-proc", "--propagation", "unchanged"]):
+        if subprocess.run(isolate + ["true"], capture_output=True).returncode == 0:
+            env = dict(os.environ, LAB04_CLASS_NAMESPACE="1")
+            return subprocess.run(isolate + [sys.executable, os.path.abspath(__file__)] + argv, env=env).returncode
+    return "none"
+
+
+def grade_class(*args):
+    return subprocess.run([sys.executable, GRADE_CLASS] + list(args), capture_output=True, text=True)
+
+
+def build_alone(build, source, out):
+    """The lab built alone, as the build makes build/lab04_attention: its compile command (with
+    the lesson's file replaced) and its link command, from Ninja."""
+    def last(target):
+        text = subprocess.run(["ninja", "-C", build, "-t", "commands", "-s", target], capture_output=True,
+                              text=True).stdout.strip().splitlines()
+        return text[-1] if text else ""
+    with open(os.path.join(build, "lab04_paths.txt")) as f:
+        paths = dict(line.rstrip("\n").split(" ", 1) for line in f)
+    obj = os.path.relpath(paths["lesson_object"], build)
+    compile_line = last(obj.replace("/./", "/"))
+    link_line = last("lab04_attention")
+    words = shlex.split(compile_line)
+    words[words.index("-c") + 1] = source
+    words[words.index("-o") + 1] = out + ".o"
+    words = [w for i, w in enumerate(words) if w not in ("-MD",) and words[i - 1] not in ("-MT", "-MF") and w not in ("-MT", "-MF")]
+    link = shlex.split(link_line.replace(":", "", 1).replace("&& :", "")) if link_line.startswith(":") else shlex.split(link_line)
+    link = [w for w in link if w not in (":", "&&")]
+    link[link.index("-o") + 1] = out
+    link = [out + ".o" if w.endswith(os.path.basename(paths["lesson_object"])) else w for w in link]
+    ok = subprocess.run(words, cwd=build, capture_output=True).returncode == 0 and \
+        subprocess.run(link, cwd=build, capture_output=True).returncode == 0
+    return ok
+
+
+def alone_grade(lab, timeout):
+    """(score, steps) of check_lab.py --grade LAB: the steps' points from its STEP lines."""
+    done = subprocess.run([sys.executable, CHECK_LAB, "--grade", "--timeout", str(timeout), lab],
+                          capture_output=True, text=True)
+    steps = [float(m.group(1)) for m in re.finditer(r"^STEP \d  .*? (\d+(?:\.\d+)?)/\d", done.stdout, re.M)]
+    score = re.search(r"^score: ([\d.]+)/", done.stdout, re.M)
+    return (float(score.group(1)) if score else None), steps
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def mistake_counts(summary):
+    return {m.group(2): int(m.group(1)) for m in re.finditer(r": (\d+) students? \(.*\) \[([\w+]+)\]$", summary, re.M)}
+
+
+def same_folders(a, b):
+    diff = filecmp.dircmp(a, b, ignore=["class.json"])
+    problems = diff.left_only + diff.right_only + diff.diff_files
+    for sub in diff.common_dirs:
+        problems += [sub + "/" + p for p in same_folders(os.path.join(a, sub), os.path.join(b, sub))]
+    return problems
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("grade_class_test: usage: grade_class_test.py BUILD WORK_DIR", file=sys.stderr)
+        return 2
+    again = in_pid_namespace(argv)
+    if isinstance(again, int):
+        return again
+    import sandbox
+    box = sandbox.Sandbox("/bin/true")
+    box.close()
+    build, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    checks = []
+    timeout = 5
+    classes = {}
+    for shape in ("folders", "canvas", "gradescope"):
+        folder, manifest = os.path.join(work, shape), os.path.join(work, shape + ".json")
+        subprocess.run([sys.executable, MAKE_CLASS, shape, folder, manifest], check=True)
+        with open(manifest) as f:
+            classes[shape] = json.load(f)
+    if again == "none" or box.mode == "none":  # kill(-1) would reach this test's own processes
+        print("the lab that kills its grader is left out: %s" % (
+            "no PID namespace can be made here" if again == "none" else box.isolation))
+        shutil.rmtree(os.path.join(work, "folders", next(n for n, e in classes["folders"].items()
+                                                         if e["kind"] == "kills_its_grader")))
+        classes["folders"] = {n: e for n, e in classes["folders"].items() if e["kind"] != "kills_its_grader"}
+
+    results = {}
+    for shape in classes:
+        grades = os.path.join(work, shape + "-grades")
+        done = grade_class("--timeout", str(timeout), "--build", build, os.path.join(work, shape), grades)
+        results[shape] = grades
+        checks.append(("the %s class is graded: exit 0, its summary printed" % shape,
+                       done.returncode == 0 and done.stdout.startswith("# Lab 04"), done.stderr[-2000:] or done.stdout[:500]))
+        if done.returncode != 0:
+            return checklist.report(checks)
+        rows = {r["student"]: r for r in read_csv(os.path.join(grades, "grades.csv"))}
+        manifest = classes[shape]
+        checks.append(("%s: a row per student, and no other" % shape, sorted(rows) == sorted(manifest),
+                       (sorted(rows), sorted(manifest))))
+        wrong = ["%s: %s, expected %s" % (n, rows.get(n, {}).get("status"), e["status"]) for n, e in manifest.items()
+                 if rows.get(n, {}).get("status") != e["status"]]
+        checks.append(("%s: each row's status is its lab's" % shape, not wrong, wrong))
+        missing = [n for n in manifest if not os.path.isfile(os.path.join(grades, "feedback", n + ".txt"))]
+        checks.append(("%s: a feedback file per student" % shape, not missing, missing))
+        expected = {}
+        for e in manifest.values():
+            for m in e["mistakes"]:
+                expected[m] = expected.get(m, 0) + 1
+        with open(os.path.join(grades, "summary.md")) as f:
+            summary = f.read()
+        checks.append(("%s: the summary counts each known mistake as often as the class made it" % shape,
+                       mistake_counts(summary) == expected, (mistake_counts(summary), expected)))
+        with open(os.path.join(grades, "class.json")) as f:
+            kept = {r["student"]: r for r in json.load(f)["rows"]}
+        bad = []
+        for n, r in rows.items():
+            want = kept[n]
+            if list(r) != ["student", "score", "max_score"] + ["STEP %d" % k for k in range(1, 8)] + ["status", "diagnosis"] \
+                    or float(r["score"]) != want["score"] or r["diagnosis"] != want["diagnosis"] \
+                    or [float(r["STEP %d" % k]) for k in range(1, 8)] != want["steps"]:
+                bad.append(n)
+        checks.append(("%s: grades.csv reads back through csv, every column as graded" % shape, not bad, bad))
+
+    # Each distinct lab built alone and graded alone: the same score, step by step.
+    folders = classes["folders"]
+    rows = {r["student"]: r for r in read_csv(os.path.join(results["folders"], "grades.csv"))}
+    firsts = {}
+    for n, e in sorted(folders.items()):
+        if e["kind"] and e["status"] != "did not compile":
+            firsts.setdefault(e["kind"], n)
+    alone = os.path.join(work, "alone")
+    os.makedirs(alone)
+
+    def one(kind):
+        student = firsts[kind]
+        source = next(os.path.join(t, "lab04_attention.cpp") for t, _, fs in os.walk(os.path.join(work, "folders", student))
+                      if "lab04_attention.cpp" in fs)
+        lab = os.path.join(alone, kind)
+        if not build_alone(build, source, lab):
+            return kind, None, None
+        return (kind,) + alone_grade(lab, timeout)
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        graded_alone = list(pool.map(one, sorted(firsts)))
+    differ = []
+    for kind, score, steps in graded_alone:
+        r = rows[firsts[kind]]
+        mine = (float(r["score"]), [float(r["STEP %d" % k]) for k in range(1, 8)])
+        if (score, steps) != mine:
+            differ.append("%s (%s): the class says %s, --grade alone %s" % (firsts[kind], kind, mine, (score, steps)))
+    checks.append(("each of %d distinct labs scores, step by step, what check_lab.py --grade gives it built alone"
+                   % len(firsts), not differ, "\n".join(differ)))
+    canvas = read_csv(os.path.join(results["canvas"], "grades.csv"))
+    gs = {r["student"]: r for r in read_csv(os.path.join(results["gradescope"], "grades.csv"))}
+    checks.append(("Gradescope: both members of the group get the group's grade",
+                   gs.get("s1", {}).get("score") == gs.get("s2", {}).get("score") == "6", gs))
+    checks.append(("Canvas: each student is named by login (a late file too)",
+                   [r["student"] for r in canvas] == ["login0", "login1", "login2", "login3"], [r["student"] for r in canvas]))
+
+    # Shards of a job array merge into the gradebook of one run.
+    shards = []
+    for i in (1, 2, 3):
+        out = os.path.join(work, "shard%d" % i)
+        done = grade_class("--shard", "%d/3" % i, "--timeout", str(timeout), "--build", build,
+                           os.path.join(work, "folders"), out)
+        shards.append(out)
+        checks.append(("shard %d/3 is graded" % i, done.returncode == 0, done.stderr[-1000:]))
+    merged = os.path.join(work, "merged")
+    done = grade_class("--merge", merged, *shards)
+    checks.append(("three shards merge", done.returncode == 0, done.stderr))
+    if done.returncode == 0:
+        problems = same_folders(merged, results["folders"])
+        checks.append(("the merged shards equal the unsharded run: grades.csv, summary.md, every feedback file",
+                       not problems, problems))
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""make_class.py: a class of students made from the lesson and the catalogue, in the shapes
+grader/grade_class.py reads, with what each student's row must say (independent of the grader:
+the edits below are made to the lesson's text, and each names the mistake it makes).
+
+usage: make_class.py SHAPE FOLDER [MANIFEST]
+  SHAPE     folders (a folder per student, some as cloned repositories), canvas (Canvas's
+            <login>_<id>_<id>_lab04_attention.cpp files), gradescope (Gradescope's export, a
+            group submission among them) or bench (30 students, a folder each)
+  MANIFEST  a JSON file: for each student, the lab's kind, the mistakes it makes (ids of
+            checker/mistakes.py) and the status its row must have
+"""
+import json
+import os
+import sys
+
+import project
+
+S = "scores.mul_(1.0 / std::sqrt(double(HEAD)))"
+SOFTMAX = "torch::softmax(scores, /*dim=*/-1)"
+MASK = "scores.masked_fill_(tril.logical_not(), -INFINITY)"
+# kind: (the edits of the lesson's text, the known mistakes they make, the row's status)
+KINDS = {
+    "lesson": ([], [], "graded"),
+    "fill_minus_1e9": ([("-INFINITY)", "-1e9)")], [], "graded"),
+    "scale_by_division": ([(S, "scores.div_(std::sqrt(double(HEAD)))")], [], "graded"),
+    "keys_transposed_with_t": ([("k.transpose(-2, -1)", "k.t()")], [], "graded"),
+    "no_scale": ([(S, "scores.mul_(1.0)")], ["no_scale"], "graded"),
+    "softmax_over_dim_0": ([(SOFTMAX, "torch::softmax(scores, /*dim=*/0)")], ["softmax_over_dim_0"], "graded"),
+    "mask_past": ([(MASK, "scores.masked_fill_(tril, -INFINITY)")], ["mask_past"], "graded"),
+    "weights_times_keys": ([("weights.matmul(v)", "weights.matmul(k)")], ["weights_times_keys"], "graded"),
+    "bias_all": ([(".bias(false)", ".bias(true)")], ["bias_all"], "graded"),
+    "mask_filled_with_zero": ([("tril.logical_not(), -INFINITY)", "tril.logical_not(), 0.0)")],
+                              ["mask_filled_with_zero"], "graded"),
+    "no_scale_and_softmax_over_dim_0": ([(S, "scores.mul_(1.0)"), (SOFTMAX, "torch::softmax(scores, /*dim=*/0)")],
+                                        ["no_scale", "softmax_over_dim_0"], "graded"),
+    "values_made_by_the_key_layer": ([("torch::Tensor v = value(x);", "torch::Tensor v = key(x);")], [], "graded"),
+    "compile_error": ([("torch::Tensor out = weights.matmul(v);", "torch::Tensor out = weights.matmul(v)")], [],
+                      "did not compile"),
+    "hangs_after_step_2": ([('peek(opt, "v", v);', 'peek(opt, "v", v); for (volatile bool forever = true; forever;) {}')],
+                           [], "timed out"),
+    "crashes_after_step_4": ([('peek(opt, "scores after the mask", scores);',
+                               'peek(opt, "scores after the mask", scores); *(volatile int*)nullptr = 1;')], [], "crashed"),
+    "kills_its_grader": ([("int main(int argc, char** argv) try {",
+                           "#include <unistd.h>\n#include <csignal>\nint main(int argc, char** argv) try {\n"
+                           "  kill(getppid(), SIGKILL);\n  kill(-1, SIGKILL);")],
+                         [], "graded"),  # it can kill neither: as root it runs as a user of its own
+}
+# The bench's class of 30: the lesson, forms of it, one and two mistakes, a compile error, a hang.
+BENCH = (["lesson"] * 8 + ["fill_minus_1e9", "scale_by_division", "keys_transposed_with_t"] + ["no_scale"] * 4
+         + ["softmax_over_dim_0"] * 4 + ["mask_past"] * 2 + ["weights_times_keys"] * 2 + ["bias_all", "mask_filled_with_zero"]
+         + ["no_scale_and_softmax_over_dim_0"] * 2 + ["values_made_by_the_key_layer", "compile_error", "crashes_after_step_4",
+                                                     "hangs_after_step_2"])
+
+
+def lab_text(kind):
+    with open(os.path.join(project.ROOT, "lab04_attention.cpp")) as f:
+        text = f.read()
+    for old, new in KINDS[kind][0]:
+        if old not in text:
+            raise SystemExit("make_class: the lesson has no %r any more: update KINDS" % old)
+        text = text.replace(old, new)
+    return text
+
+
+def entry(kind):
+    return {"kind": kind, "mistakes": KINDS[kind][1], "status": KINDS[kind][2]}
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w" if isinstance(text, str) else "wb") as f:
+        f.write(text)
+
+
+def folders(root, kinds):
+    """A folder per student: the lab at the top, in a subfolder, or in a cloned repository."""
+    manifest = {}
+    for n, kind in enumerate(kinds):
+        name = "student%02d" % n
+        where = ["", "src", "lab04-attention"][n % 3]
+        write(os.path.join(root, name, where, "lab04_attention.cpp"), lab_text(kind))
+        manifest[name] = entry(kind)
+    return manifest
+
+
+def main(argv):
+    if len(argv) not in (2, 3) or argv[0] not in ("folders", "canvas", "gradescope", "bench"):
+        print("make_class: usage: make_class.py folders|canvas|gradescope|bench FOLDER [MANIFEST]", file=sys.stderr)
+        return 2
+    shape, root = argv[0], argv[1]
+    os.makedirs(root)
+    manifest = {}
+    if shape == "bench":
+        manifest = folders(root, BENCH)
+    elif shape == "folders":
+        manifest = folders(root, list(KINDS))
+        os.makedirs(os.path.join(root, "nobody"))  # an empty folder: a student with no lab
+        manifest["nobody"] = {"kind": None, "mistakes": [], "status": "no lab"}
+        for name, status, data in (("twice", "more than one lab", None), ("binary", "not a text file", b"\x7fELF\0\0\1"),
+                                   ("empty", "empty file", ""), ("huge", "file too large", "// x\n" * 400000)):
+            if data is None:
+                write(os.path.join(root, name, "a", "lab04_attention.cpp"), lab_text("lesson"))
+                write(os.path.join(root, name, "b", "lab04_attention.cpp"), lab_text("no_scale"))
+            else:
+                write(os.path.join(root, name, "lab04_attention.cpp"), data)
+            manifest[name] = {"kind": None, "mistakes": [], "status": status}
+    elif shape == "canvas":
+        for n, kind in enumerate(["lesson", "no_scale", "softmax_over_dim_0", "mask_past"]):
+            login = "login%d" % n
+            late = "_late" if n == 1 else ""
+            write(os.path.join(root, "%s%s_%d_%d_lab04_attention.cpp" % (login, late, 1000 + n, 5000 + n)), lab_text(kind))
+            manifest[login] = entry(kind)
+    else:  # gradescope: a group of two, and one alone
+        meta = []
+        for n, (kind, people) in enumerate([("no_scale", [("Ada One", "s1"), ("Bo Two", "s2")]),
+                                            ("lesson", [("Cy Three", "s3")])]):
+            sub = "submission_%d" % (900 + n)
+            write(os.path.join(root, sub, "lab04_attention.cpp"), lab_text(kind))
+            meta.append("%s:\n  :submitters:\n" % sub + "".join(
+                "  - :name: %s\n    :sid: '%s'\n    :email: %s@example.edu\n" % (name, sid, sid) for name, sid in people)
+                + "  :created_at: 2026-11-30 10:00:00.000000000 +00:00\n  :score: \n")
+            for _, sid in people:
+                manifest[sid] = entry(kind)
+        write(os.path.join(root, "submission_metadata.yml"), "".join(meta))
+    if len(argv) == 3:
+        write(argv[2], json.dumps(manifest, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

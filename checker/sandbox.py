@@ -288,8 +288,7 @@ class Sandbox:
     def _command(self, args, timeout):
         """The command that runs the lab in this sandbox, and its home folder as the lab sees it."""
         if self.loads:  # the runner: RUNTIME --run MODULE, each where the lab sees its folder
-            seen = "/tmp/lab04/bin" if self.mode == "bwrap" else os.path.join(self.work, "bin")
-            args = [os.path.join(seen, self.loads[0]), "--run", os.path.join(seen, self.loads[1])] + args
+            args = [self.seen(self.loads[0]), "--run", self.seen(self.loads[1])] + args
         line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
         limits = self._limits(timeout) if shutil.which("prlimit") else []
         if self.mode == "user":
@@ -320,6 +319,10 @@ class Sandbox:
                      "unshare", "--user", "--map-user=%d" % os.getuid(), "--map-group=%d" % os.getgid(), "--mount",
                      "--"] + limits + line_by_line + [self.lab] + args), self.home
         return limits + line_by_line + [self.lab] + args, self.home
+
+    def seen(self, name):
+        """Where the lab sees a file of its bin folder."""
+        return os.path.join("/tmp/lab04/bin" if self.mode == "bwrap" else os.path.join(self.work, "bin"), name)
 
     def _hidden(self, folders):
         """The folders of these that exist and do not hold the sandbox's own."""
@@ -505,6 +508,81 @@ class Runner:
         if self.lock:
             self.lock.close()
             self.lock = None
+
+
+class ServedBox(Sandbox):
+    """A Sandbox (bubblewrap, unshare or none: a user's) that runs the class grader's runner
+    inside it once, for every run of one lab: LibTorch starts once per lab, not once per run.
+    Each run is a forked child of the runner, with the limits of a Sandbox; after it the runner
+    kills every other process of its PID namespace (bubblewrap, unshare), or the run's process
+    group (none). The runner stops with the box: one student's labs never meet another's."""
+
+    def __init__(self, program, module, runtime):
+        Sandbox.__init__(self, program, module, runtime)
+        self.proc = None
+
+    def _start(self, timeout):
+        cmd, self.inside_home = self._command([], timeout)
+        cmd = [w for w in cmd if w not in ("stdbuf", "-oL")]
+        at = next(n for n, w in enumerate(cmd) if w.endswith("/bin/lab04_attention"))
+        cmd = cmd[:at + 2]  # the runner and its runtime: it serves jobs
+        self._fresh_home()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     cwd=self.home, env=self._env(self.inside_home), start_new_session=True,
+                                     close_fds=True)
+        if self.proc.stdout.readline() != b"ready\n":
+            err = self.proc.stderr.read(4000).decode("utf-8", "replace").strip()
+            self.stop()
+            return err or "the runner did not start"
+        return None
+
+    def _empty_home(self):  # its contents only: the sandbox has the folder itself mounted
+        for name in os.listdir(self.home):
+            path = os.path.join(self.home, name)
+            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+
+    def run(self, args, timeout, max_out, max_err):
+        if self.proc is None or self.proc.poll() is not None:
+            failed = self._start(timeout)
+            if failed:
+                return Run(None, b"", ("could not be started: " + failed.splitlines()[-1][:200]).encode(), "start", None)
+        self._empty_home()
+        cpu = int(timeout) + 5
+        fields = ["M" + self.seen(self.loads[1]), "H" + self.inside_home, "T%d" % int(timeout * 1000),
+                  "O%d" % max_out, "R%d" % max_err, "Lnproc=%d" % (PROCESSES + len(_processes_of(os.getuid())) + 64),
+                  "Lfsize=%d" % FILE_SIZE, "Lcpu=%d" % cpu, "Lcore=0"]
+        fields += [] if self.asan else ["Las=%d" % MEMORY]
+        fields += ["K"] if self.mode in ("bwrap", "unshare") else []
+        fields += ["E%s=%s" % kv for kv in self._env(self.inside_home).items()] + ["A" + a for a in args]
+        try:
+            self.proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
+            self.proc.stdin.flush()
+            head = self.proc.stdout.readline().split()
+            out, err = self.proc.stdout.read(int(head[2])), self.proc.stdout.read(int(head[3]))
+            ended, stopped = head[0].decode(), head[1].decode()
+        except (OSError, ValueError, IndexError):  # the lab killed its runner: this run is lost
+            self.stop()
+            return Run(None, b"", b"could not be run to its end: its runner was killed", "start", None)
+        if stopped == "start":
+            return Run(None, b"", err, "start", None)
+        kind, _, number = ended.partition(":")
+        status = None if stopped != "-" else int(number) if kind == "exit" else -int(number)
+        return Run(status, out, err, None if stopped == "-" else stopped, self._limit(status, err))
+
+    def stop(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                pipe.close()
+            self.proc = None
+
+    def close(self):
+        self.stop()
+        Sandbox.close(self)
 
 
 class ForkedBox(Sandbox):

@@ -227,8 +227,10 @@ def grade_student(job):
         return row
     work = tempfile.mkdtemp(prefix="lab04-class-")
     os.chmod(work, 0o755)
+    clock = time.monotonic()
     try:
         module, errors = compile_lab(student.labs[0], work, compile_command, Worker.paths)
+        row["seconds"] = {"compile": time.monotonic() - clock}
         if module is None:
             lines = errors.strip().splitlines()
             first = next((l for l in lines if "error" in l), lines[0] if lines else "no message")
@@ -239,11 +241,15 @@ def grade_student(job):
         if Worker.runner:
             box = sandbox.ForkedBox(Worker.runner, module)
         else:
-            box = sandbox.Sandbox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
+            box = sandbox.ServedBox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
         sandbox.register(module, box)
+        row["isolation"] = box.isolation
         report, results = [], []
+        clock = time.monotonic()
         score, total, grades, parts = grading.grade(module, grading.GRADE_CASES, timeout, points,
                                                     report.append, results)
+        row["seconds"]["grade"] = time.monotonic() - clock
+        clock = time.monotonic()
         row["score"], row["steps"] = score, [points[n - 1] if grades[n] is None else 0.0 for n in range(1, 8)]
         row["status"] = status_of(results)
         lines = []
@@ -255,6 +261,7 @@ def grade_student(job):
             text = " ".join(" ".join(l.split()) for l in lines[lines.index(said[0]):]) if said else ""
             row["diagnosis"] = text[len("diagnosis: "):] if text.startswith("diagnosis: ") else text
         row["same_tensor"] = [l for l in lines if l.startswith("same tensor")]
+        row["seconds"]["diagnosis"] = time.monotonic() - clock
         row["feedback"] = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
             report + ([""] + lines if lines else [])
         sandbox.forget(module)

@@ -15,9 +15,10 @@
 //   M<module>  U<user id>  H<home folder>  T<wall-time limit, ms>  O<max stdout bytes>
 //   R<max stderr bytes>  L<resource>=<limit> (as, nproc, fsize, cpu, core)  E<NAME=value>
 //   A<argument> (after the program's name, in order)
+//   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
 // The answer: one line "<how it ended> <stopped> <stdout bytes> <stderr bytes>\n", then the
 // bytes. <how it ended>: exit:N, signal:N or none; <stopped>: - (no), time, size or start.
-// After a run every process of that user id is killed, before the answer is sent.
+// After a run what the lab left behind is killed (kill_leftovers), before the answer is sent.
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -42,7 +43,8 @@ namespace {
 
 struct Job {
   std::string module, home;
-  long uid = -1;  // -1: run as this process's user (not root: no user of its own)
+  long uid = -1;       // -1: run as this process's user (not root: no user of its own)
+  bool alone = false;  // K: this process has a PID namespace of its own (bubblewrap, unshare)
   long wall_ms = 60000;
   size_t max_out = 4 << 20, max_err = 256 << 10;
   std::vector<std::pair<int, rlim_t>> limits;
@@ -73,6 +75,7 @@ bool read_job(Job& job) {
       case 'M': job.module = value; break;
       case 'H': job.home = value; break;
       case 'U': job.uid = std::atol(value.c_str()); break;
+      case 'K': job.alone = true; break;
       case 'T': job.wall_ms = std::atol(value.c_str()); break;
       case 'O': job.max_out = size_t(std::atoll(value.c_str())); break;
       case 'R': job.max_err = size_t(std::atoll(value.c_str())); break;
@@ -130,7 +133,10 @@ int run_main(const std::string& module, const std::vector<std::string>& args) {
   for (int fd = 3; fd < 4096; ++fd) close(fd);  // nothing of the grader's: no job pipe, no lock
   if (chdir(job.home.c_str()) != 0) refuse("enter its folder");
   for (auto [resource, limit] : job.limits) {
-    rlimit r{limit, resource == RLIMIT_CPU ? limit + 1 : limit};
+    rlimit now{};
+    getrlimit(resource, &now);  // a user's process may lower its limits, never raise them
+    rlimit r{std::min(limit, now.rlim_max),
+             std::min(resource == RLIMIT_CPU ? limit + 1 : limit, now.rlim_max)};
     if (setrlimit(resource, &r) != 0) refuse("set a limit");
   }
   if (job.uid >= 0) {  // root: a user of its own, with nothing of root's left
@@ -149,15 +155,22 @@ int run_main(const std::string& module, const std::vector<std::string>& args) {
   _exit(run_main(job.module, job.args));
 }
 
-// Every process of uid is killed (kill(-1) as that user reaches each of them, and only them).
-void kill_user(long uid) {
-  if (uid < 0) return;
-  pid_t killer = fork();
-  if (killer == 0) {
-    if (setresuid(uid_t(uid), uid_t(uid), uid_t(uid)) == 0) kill(-1, SIGKILL);
-    _exit(0);
+// Kills what the lab left behind: every process of its user id (kill(-1) as that user reaches
+// each of them, and only them); in a PID namespace of this process's own, every process but
+// this one (kill(-1) reaches no further than the namespace); else the lab's process group.
+void kill_leftovers(const Job& job, pid_t child) {
+  if (job.uid >= 0) {
+    pid_t killer = fork();
+    if (killer == 0) {
+      if (setresuid(uid_t(job.uid), uid_t(job.uid), uid_t(job.uid)) == 0) kill(-1, SIGKILL);
+      _exit(0);
+    }
+    if (killer > 0) waitpid(killer, nullptr, 0);
+  } else if (job.alone) {
+    kill(-1, SIGKILL);
+  } else {
+    kill(-child, SIGKILL);
   }
-  if (killer > 0) waitpid(killer, nullptr, 0);
 }
 
 void reap_orphans() {  // this process is a subreaper: the lab's orphans end up here
@@ -220,7 +233,7 @@ bool serve(const Job& job) {
       }
       if (!exited && waitpid(child, &status, WNOHANG) == child) {
         exited = true;  // what it left behind must not hold the pipes: gone at once
-        kill_user(job.uid);
+        kill_leftovers(job, child);
         deadline = std::min(deadline, now() + 2.0);
       }
     }
@@ -229,7 +242,7 @@ bool serve(const Job& job) {
       kill(child, SIGKILL);
       waitpid(child, &status, 0);
     }
-    kill_user(job.uid);
+    kill_leftovers(job, child);
     reap_orphans();
     for (pollfd& p : fds)
       if (p.fd >= 0) close(p.fd);

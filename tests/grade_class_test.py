@@ -8,7 +8,8 @@ usage: grade_class_test.py BUILD WORK_DIR
   WORK_DIR  a folder to make the classes in (emptied first)
 
 A class made by make_class.py (the lesson, forms of it, one and two known mistakes, a copy
-slip, a compile error, a hang, a crash, a lab that kills its grader, no lab, two labs, a file
+slip, a compile error, a hang, a crash, a lab that kills its grader and one that floods
+processes, no lab, two labs, a file
 that is not text, an empty and an enormous one), and the same labs as Canvas's and Gradescope's
 downloads (a group of two). Checks: every student has a row, with the status make_class.py
 gave its lab; each distinct lab's score and steps equal check_lab.py --grade of that lab built
@@ -29,6 +30,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import checklist
+import make_class
 import project
 
 GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
@@ -126,11 +128,12 @@ def main(argv):
         with open(manifest) as f:
             classes[shape] = json.load(f)
     if again == "none" or box.mode == "none":  # kill(-1) would reach this test's own processes
-        print("the lab that kills its grader is left out: %s" % (
-            "no PID namespace can be made here" if again == "none" else box.isolation))
-        shutil.rmtree(os.path.join(work, "folders", next(n for n, e in classes["folders"].items()
-                                                         if e["kind"] == "kills_its_grader")))
-        classes["folders"] = {n: e for n, e in classes["folders"].items() if e["kind"] != "kills_its_grader"}
+        print("the hostile labs (%s) are left out: %s" % (", ".join(make_class.HOSTILE),
+              "no PID namespace can be made here" if again == "none" else box.isolation))
+        for n, e in list(classes["folders"].items()):
+            if e["kind"] in make_class.HOSTILE:
+                shutil.rmtree(os.path.join(work, "folders", n))
+                del classes["folders"][n]
 
     results = {}
     for shape in classes:
@@ -168,6 +171,9 @@ def main(argv):
                     or [float(r["STEP %d" % k]) for k in range(1, 8)] != want["steps"]:
                 bad.append(n)
         checks.append(("%s: grades.csv reads back through csv, every column as graded" % shape, not bad, bad))
+
+    left = [pid for uid in sandbox.UIDS for pid in sandbox._processes_of(uid)] if os.geteuid() == 0 else []
+    checks.append(("no process of a sandbox's user is left once the classes are graded", not left, left))
 
     # Each distinct lab built alone and graded alone: the same score, step by step.
     folders = classes["folders"]

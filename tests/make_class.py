@@ -45,9 +45,13 @@ KINDS = {
                            "#include <unistd.h>\n#include <csignal>\nint main(int argc, char** argv) try {\n"
                            "  kill(getppid(), SIGKILL);\n  kill(-1, SIGKILL);")],
                          [], "graded"),  # it can kill neither: as root it runs as a user of its own
+    "floods_processes": ([("int main(int argc, char** argv) try {",
+                           "#include <unistd.h>\nint main(int argc, char** argv) try {\n"
+                           "  for (;;) if (fork() < 0) pause();")], [], "timed out"),
 }
+HOSTILE = ["kills_its_grader", "floods_processes"]  # graded only where the sandbox holds them
 # The bench's class of 30: the lesson, forms of it, one and two mistakes, a compile error, a hang.
-BENCH = (["lesson"] * 8 + ["fill_minus_1e9", "scale_by_division", "keys_transposed_with_t"] + ["no_scale"] * 4
+BENCH = (["lesson"] * 7 + ["fill_minus_1e9", "scale_by_division", "keys_transposed_with_t"] + ["no_scale"] * 4
          + ["softmax_over_dim_0"] * 4 + ["mask_past"] * 2 + ["weights_times_keys"] * 2 + ["bias_all", "mask_filled_with_zero"]
          + ["no_scale_and_softmax_over_dim_0"] * 2 + ["values_made_by_the_key_layer", "compile_error", "crashes_after_step_4",
                                                      "hangs_after_step_2"])

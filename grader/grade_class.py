@@ -289,8 +289,8 @@ def progress(done, total, started, tty):
     if not tty:
         return
     elapsed = time.monotonic() - started
-    left = elapsed / done * (total - done) if done else 0
-    sys.stderr.write("\rgrade_class: graded %d of %d, about %d s left   " % (done, total, left + 0.5))
+    left = ", about %d s left" % (elapsed / done * (total - done) + 0.5) if done else ""
+    sys.stderr.write("\rgrade_class: graded %d of %d%s   " % (done, total, left))
     sys.stderr.flush()
 
 
@@ -330,6 +330,9 @@ def grade(args):
 
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
     try:
         args = parse_args(argv)
         if args["merge"]:

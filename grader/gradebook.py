@@ -61,7 +61,8 @@ def summary_text(rows, points):
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    lines.append("%d students: %s." % (n, ", ".join("%d %s" % (c, s) for s, c in sorted(counts.items(), key=lambda kv: -kv[1]))))
+    lines.append("%d students%s." % (n, ": " + ", ".join("%d %s" % (c, s) for s, c in sorted(
+        counts.items(), key=lambda kv: (-kv[1], kv[0]))) if counts else " (this shard has none)"))
     scores = sorted((r["score"] for r in rows), reverse=True)
     if scores:
         mid = scores[len(scores) // 2] if len(scores) % 2 else (scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2

@@ -27,6 +27,7 @@ stderr, nothing written); 3 an error of the grader's own.
 """
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -212,8 +213,19 @@ def compile_lab(source, work, compile_command, paths):
 
 
 def grade_student(job):
-    """Grades one student: the row of the gradebook (gradebook.py), with its feedback."""
+    """Grades one student: the row of the gradebook (gradebook.py), with its feedback. An error
+    of the grader's own costs this row (status "grader error"), never the class."""
     student, compile_command, points, timeout = job
+    try:
+        return grade_one(student, compile_command, points, timeout)
+    except Exception as e:  # pylint: disable=broad-except
+        return {"student": student.name, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7,
+                "status": "grader error", "diagnosis": "%s: %s" % (type(e).__name__, str(e)[:300]), "mistake": None,
+                "feedback": ["Not graded: the grader failed on this lab (%s); your instructor will look at it."
+                             % type(e).__name__]}
+
+
+def grade_one(student, compile_command, points, timeout):
     import diagnosis
     import grading
     import sandbox
@@ -243,7 +255,7 @@ def grade_student(job):
         else:
             box = sandbox.ServedBox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
         sandbox.register(module, box)
-        row["isolation"] = box.isolation
+        row["isolation"] = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation)
         report, results = [], []
         clock = time.monotonic()
         score, total, grades, parts = grading.grade(module, grading.GRADE_CASES, timeout, points,

@@ -18,6 +18,7 @@ from mistakes import MISTAKES
 
 COLUMNS = ["student", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + ["status", "diagnosis"]
 NAMES = {m["id"]: m["did"] for m in MISTAKES}
+NOT_GRADED = ("no lab", "more than one lab", "empty file", "file too large", "not a text file", "grader error")
 
 
 class Mismatch(Exception):
@@ -55,8 +56,7 @@ def mistake_names(mistake):
 def summary_text(rows, points):
     total = sum(points)
     n = len(rows)
-    graded = [r for r in rows if r["status"] not in ("no lab", "more than one lab", "empty file",
-                                                        "file too large", "not a text file")]
+    graded = [r for r in rows if r["status"] not in NOT_GRADED]
     lines = ["# Lab 04: what the class did", ""]
     counts = {}
     for r in rows:

@@ -456,6 +456,26 @@ def forget(lab):
 
 # --- the class grader's runner: LibTorch loaded once per worker ---------------------------
 
+def ask_runner(proc, fields):
+    """Sends one job to a runner (grader/runner.cpp, which says the format) and reads its
+    answer: (how it ended, stopped, stdout, stderr). OSError, ValueError or IndexError: the
+    runner is gone."""
+    proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
+    proc.stdin.flush()
+    head = proc.stdout.readline().split()
+    out, err = proc.stdout.read(int(head[2])), proc.stdout.read(int(head[3]))
+    return head[0].decode(), head[1].decode(), out, err
+
+
+def answered(box, ended, stopped, out, err):
+    """A runner's answer as the Run of a Sandbox."""
+    if stopped == "start":
+        return Run(None, b"", err, "start", None)
+    kind, _, number = ended.partition(":")
+    status = None if stopped != "-" else int(number) if kind == "exit" else -int(number)
+    return Run(status, out, err, None if stopped == "-" else stopped, box._limit(status, err))
+
+
 class Runner:
     """grader/runner.cpp, started once per worker of the class grader (root only): it has
     loaded LibTorch, and runs each lab in a forked child that first becomes this worker's user
@@ -486,12 +506,7 @@ class Runner:
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         try:
-            self.proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
-            self.proc.stdin.flush()
-            head = self.proc.stdout.readline().split()
-            out = self.proc.stdout.read(int(head[2]))
-            err = self.proc.stdout.read(int(head[3]))
-            return head[0].decode(), head[1].decode(), out, err
+            return ask_runner(self.proc, fields)
         except (OSError, ValueError, IndexError):
             self.close_process()
             return "none", "start", b"", b"the grader's runner ended during the run"
@@ -555,19 +570,10 @@ class ServedBox(Sandbox):
         fields += ["K"] if self.mode in ("bwrap", "unshare") else []
         fields += ["E%s=%s" % kv for kv in self._env(self.inside_home).items()] + ["A" + a for a in args]
         try:
-            self.proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
-            self.proc.stdin.flush()
-            head = self.proc.stdout.readline().split()
-            out, err = self.proc.stdout.read(int(head[2])), self.proc.stdout.read(int(head[3]))
-            ended, stopped = head[0].decode(), head[1].decode()
+            return answered(self, *ask_runner(self.proc, fields))
         except (OSError, ValueError, IndexError):  # the lab killed its runner: this run is lost
             self.stop()
             return Run(None, b"", b"could not be run to its end: its runner was killed", "start", None)
-        if stopped == "start":
-            return Run(None, b"", err, "start", None)
-        kind, _, number = ended.partition(":")
-        status = None if stopped != "-" else int(number) if kind == "exit" else -int(number)
-        return Run(status, out, err, None if stopped == "-" else stopped, self._limit(status, err))
 
     def stop(self):
         if self.proc is not None:
@@ -610,13 +616,9 @@ class ForkedBox(Sandbox):
                   "O%d" % max_out, "R%d" % max_err, "Las=%d" % MEMORY, "Lnproc=%d" % PROCESSES,
                   "Lfsize=%d" % FILE_SIZE, "Lcpu=%d" % cpu, "Lcore=0"]
         fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
-        ended, stopped, out, err = self.runner.job(fields)
+        answer = self.runner.job(fields)
         self._clean_up(None)
-        if stopped == "start":
-            return Run(None, b"", err, "start", None)
-        kind, _, number = ended.partition(":")
-        status = None if stopped != "-" else int(number) if kind == "exit" else -int(number)
-        return Run(status, out, err, None if stopped == "-" else stopped, self._limit(status, err))
+        return answered(self, *answer)
 
     def close(self):
         shutil.rmtree(self.work, ignore_errors=True)

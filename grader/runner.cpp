@@ -278,8 +278,9 @@ int main(int argc, char** argv) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);  // the lab's orphans are reaped here
   prctl(PR_SET_DUMPABLE, 0);         // no lab may read or trace this process
   signal(SIGPIPE, SIG_IGN);
-  std::fputs("ready\n", stdout);
-  std::fflush(stdout);
+  // Not through stdio: stdout's buffer must stay unused until a child sets it line by line
+  // (glibc 2.41 ignores setvbuf on a stream that has been written to).
+  if (!write_all(STDOUT_FILENO, "ready\n", 6)) return 1;
   Job job;
   while (read_job(job)) {
     if (!serve(job)) return 1;

@@ -318,18 +318,31 @@ def grade(args):
         sys.stderr.write("grade_class: %d students; building the grader (once: the runner and LibTorch's "
                          "inline code)...\n" % len(mine))
     paths, compile_command, build_time = prepare(args["build"])
-    for text in grading.GRADE_CASES:  # the references, once for the class (the workers inherit them)
+    # The references, once for the class: computed here, the workers inherit them. On one
+    # thread: LibTorch 2.6 and later leave a forked child waiting forever on the thread pool of
+    # a parent that ran an operation on several (seen on Debian 13 and testing); the workers
+    # then run on one thread each, one per core.
+    import torch
+    torch.set_num_threads(1)
+    for text in grading.GRADE_CASES:
         c = check_lab.parse_case(text)
         reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"])
-    os.makedirs(args["grades"], exist_ok=True)
     started = time.monotonic()
     rows = []
     jobs = [(s, compile_command, args["points"], args["timeout"]) for s in mine]
     context = multiprocessing.get_context("fork")
     with context.Pool(min(args["jobs"], max(len(jobs), 1)), start_worker, (paths,)) as pool:
         progress(0, len(jobs), started, tty)
-        for row in pool.imap_unordered(grade_student, jobs):
-            rows.append(row)
+        results = pool.imap_unordered(grade_student, jobs)
+        # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
+        # longer has stopped, and the class ends with that said rather than waiting forever.
+        patience = 2 * COMPILE_TIMEOUT + len(grading.GRADE_CASES) * (args["timeout"] + 10) + 120
+        while len(rows) < len(jobs):
+            try:
+                rows.append(results.next(timeout=patience))
+            except multiprocessing.TimeoutError:
+                raise RuntimeError("a worker gave no grade for %d s: %d of %d students graded, nothing written"
+                                   % (patience, len(rows), len(jobs)))
             progress(len(rows), len(jobs), started, tty)
     seconds = time.monotonic() - started
     if tty:

@@ -68,7 +68,7 @@ def summary_text(rows, points):
         mid = scores[len(scores) // 2] if len(scores) % 2 else (scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2
         lines.append("Mean score %.2f/%s, median %s/%s (every student counts; no lab scores 0)."
                      % (sum(scores) / n, fmt(total), fmt(mid), fmt(total)))
-    lines += ["Labs ran with " + i[len("isolation: "):] for i in sorted({r["isolation"] for r in rows if r.get("isolation")})]
+    lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r["isolation"] for r in rows if r.get("isolation")})]
     lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]
     distribution = {}
     for s in scores:

@@ -257,7 +257,7 @@ class Sandbox:
             return ("isolation: the lab ran as user id %d of its own (no groups, no privileges), in an empty "
                     "folder; %s" % (self.uid, limits))
         if self.mode == "bwrap":
-            return ("isolation: bubblewrap (no network, its own processes, the file system read-only but "
+            return ("isolation: bubblewrap (no network, no capabilities, its own processes, the file system read-only but "
                     "for an empty folder, no home folders); %s" % limits)
         if self.mode == "unshare":
             return ("isolation: namespaces of its own (no network, its own processes, no home folders; "
@@ -303,7 +303,7 @@ class Sandbox:
             for folder in self.libraries:  # a LibTorch under a hidden folder (pip's, in a home)
                 if any(folder.startswith(h.rstrip("/") + "/") for h in hide[1::2]):
                     hide += ["--ro-bind", folder, folder]
-            return (["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+            return (["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
                      "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"] + hide
                     + ["--ro-bind", os.path.join(self.work, "bin"), inside + "/bin",
                        "--bind", self.home, inside + "/home", "--chdir", inside + "/home", "--"]

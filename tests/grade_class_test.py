@@ -8,8 +8,8 @@ usage: grade_class_test.py BUILD WORK_DIR
   WORK_DIR  a folder to make the classes in (emptied first)
 
 A class made by make_class.py (the lesson, forms of it, one and two known mistakes, a copy
-slip, a compile error, a hang, a crash, a lab that kills its grader and one that floods
-processes, no lab, two labs, a file
+slip, a compile error, a hang, a crash, a lab that kills its grader, one that floods processes
+and one that forges its runner's answers (also graded in bubblewrap), no lab, two labs, a file
 that is not text, an empty and an enormous one), and the same labs as Canvas's and Gradescope's
 downloads (a group of two). Checks: every student has a row, with the status make_class.py
 gave its lab; each distinct lab's score and steps equal check_lab.py --grade of that lab built
@@ -174,6 +174,22 @@ def main(argv):
 
     left = [pid for uid in sandbox.UIDS for pid in sandbox._processes_of(uid)] if os.geteuid() == 0 else []
     checks.append(("no process of a sandbox's user is left once the classes are graded", not left, left))
+
+    # The forger again, with the runner inside bubblewrap (a user's sandbox; here as root, whose
+    # capabilities bubblewrap must drop): it earns what the same lab without the attack earns.
+    if "forges_its_answer" in [e["kind"] for e in classes["folders"].values()] and subprocess.run(
+            ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"], capture_output=True).returncode == 0:
+        pair = os.path.join(work, "pair")
+        for kind in ("forges_its_answer", "no_scale"):
+            os.makedirs(os.path.join(pair, kind))
+            with open(os.path.join(pair, kind, "lab04_attention.cpp"), "w") as f:
+                f.write(make_class.lab_text(kind))
+        done = subprocess.run([sys.executable, GRADE_CLASS, "--timeout", str(timeout), "--build", build, pair,
+                               pair + "-grades"], capture_output=True, text=True, env=dict(os.environ, LAB_SANDBOX="bwrap"))
+        got = {r["student"]: (r["score"], r["status"]) for r in read_csv(os.path.join(pair + "-grades", "grades.csv"))} \
+            if done.returncode == 0 else done.stderr
+        checks.append(("in bubblewrap, a lab that forges its runner's answers earns what it would without the attack",
+                       isinstance(got, dict) and got["forges_its_answer"] == got["no_scale"] == ("6", "graded"), got))
 
     # Each distinct lab built alone and graded alone: the same score, step by step.
     folders = classes["folders"]

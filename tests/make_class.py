@@ -19,6 +19,20 @@ import project
 S = "scores.mul_(1.0 / std::sqrt(double(HEAD)))"
 SOFTMAX = "torch::softmax(scores, /*dim=*/-1)"
 MASK = "scores.masked_fill_(tril.logical_not(), -INFINITY)"
+FORGE = r"""#include <fcntl.h>
+#include <unistd.h>
+#include <cstring>
+#include <string>
+static void forge() {
+  const char* fake = "exit:0 - 0 0\n";
+  for (int fd = 3; fd < 256; ++fd) if (write(fd, fake, std::strlen(fake)) < 0) continue;
+  std::string out = "/proc/" + std::to_string(getppid()) + "/fd/1";
+  int fd = open(out.c_str(), O_WRONLY);
+  if (fd >= 0 && write(fd, fake, std::strlen(fake)) < 0) close(fd);
+  if (fork() == 0) { setsid(); for (;;) sleep(1); }
+}
+int main(int argc, char** argv) try {
+  forge();"""
 # kind: (the edits of the lesson's text, the known mistakes they make, the row's status)
 KINDS = {
     "lesson": ([], [], "graded"),
@@ -48,8 +62,12 @@ KINDS = {
     "floods_processes": ([("int main(int argc, char** argv) try {",
                            "#include <unistd.h>\nint main(int argc, char** argv) try {\n"
                            "  for (;;) if (fork() < 0) pause();")], [], "timed out"),
+    # no_scale, and an attack on the grader's channel: a forged answer written into every
+    # descriptor it can reach and into its grader's stdout, and a process left behind.
+    "forges_its_answer": ([(S, "scores.mul_(1.0)"), ("int main(int argc, char** argv) try {", FORGE)],
+                          ["no_scale"], "graded"),
 }
-HOSTILE = ["kills_its_grader", "floods_processes"]  # graded only where the sandbox holds them
+HOSTILE = ["kills_its_grader", "floods_processes", "forges_its_answer"]  # graded only where the sandbox holds them
 # The bench's class of 30: the lesson, forms of it, one and two mistakes, a compile error, a hang.
 BENCH = (["lesson"] * 7 + ["fill_minus_1e9", "scale_by_division", "keys_transposed_with_t"] + ["no_scale"] * 4
          + ["softmax_over_dim_0"] * 4 + ["mask_past"] * 2 + ["weights_times_keys"] * 2 + ["bias_all", "mask_filled_with_zero"]

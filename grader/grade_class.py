@@ -219,10 +219,17 @@ def grade_student(job):
     try:
         return grade_one(student, compile_command, points, timeout)
     except Exception as e:  # pylint: disable=broad-except
-        return {"student": student.name, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7,
-                "status": "grader error", "diagnosis": "%s: %s" % (type(e).__name__, str(e)[:300]), "mistake": None,
-                "feedback": ["Not graded: the grader failed on this lab (%s); your instructor will look at it."
-                             % type(e).__name__]}
+        return new_row(student, points, status="grader error", diagnosis="%s: %s" % (type(e).__name__, str(e)[:300]),
+                       feedback=["Not graded: the grader failed on this lab (%s); your instructor will look at it."
+                                 % type(e).__name__])
+
+
+def new_row(student, points, **fields):
+    """A row of the gradebook (gradebook.py), no points earned yet."""
+    row = {"student": student.name, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7, "status": "",
+           "diagnosis": "", "mistake": None, "feedback": []}
+    row.update(fields)
+    return row
 
 
 def grade_one(student, compile_command, points, timeout):
@@ -230,8 +237,7 @@ def grade_one(student, compile_command, points, timeout):
     import grading
     import sandbox
     from mistakes import MISTAKES
-    row = {"student": student.name, "score": 0.0, "max_score": sum(points),
-           "steps": [0.0] * 7, "status": "", "diagnosis": "", "mistake": None, "feedback": []}
+    row = new_row(student, points)
     problem = student.problem()
     if problem:
         row["status"], row["diagnosis"] = problem

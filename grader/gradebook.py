@@ -110,7 +110,7 @@ def summary_text(rows, points):
     return "\n".join(lines) + "\n"
 
 
-def write_all(folder, rows, meta):
+def write(folder, rows, meta):
     """Writes every file; returns the summary."""
     rows = sorted(rows, key=lambda r: r["student"])
     os.makedirs(os.path.join(folder, "feedback"), exist_ok=True)
@@ -130,10 +130,6 @@ def write_all(folder, rows, meta):
     with open(os.path.join(folder, "class.json"), "w") as f:
         json.dump(dict(meta, rows=rows), f, indent=1)
     return summary
-
-
-def write(folder, rows, meta):
-    return write_all(folder, rows, meta)
 
 
 def merge(folder, shards):
@@ -174,4 +170,4 @@ def merge(folder, shards):
     os.makedirs(folder, exist_ok=True)
     meta = {k: first[k] for k in ("cases", "points", "class")}
     meta.update(shard="1/1")
-    return write_all(folder, rows, meta)
+    return write(folder, rows, meta)

@@ -23,7 +23,10 @@ def full(block):
     if not isinstance(block, dict):
         return None
     rows, cols = block["shape"]
-    if block["rows"] != list(range(rows)) or block["cols"] != list(range(cols)):
+    # The shape is what the lab claims: compare counts first, so that a claim of a hundred
+    # million rows costs nothing (a list of them would take seconds and gigabytes).
+    if len(block["rows"]) != rows or len(block["cols"]) != cols or \
+            block["rows"] != list(range(rows)) or block["cols"] != list(range(cols)):
         return None
     return block["values"]
 

@@ -43,7 +43,8 @@ PROCESSES = 1024  # processes and threads of a sandbox's own user
 FILE_SIZE = 64 << 20  # bytes: the largest file the lab may write
 UIDS = range(61000, 62000)  # user ids for root's sandboxes, where no account has them
 LOCKS = "/run/lab04-sandbox"  # root's: one lock file for each user id in use
-SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # where any user can leave files
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where any user can leave files (Debian's)
+SCRATCH_SIZE = "64m"  # each private one of a class run (and its home), a tmpfs
 SAFE_ENV = ("LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
 
 
@@ -136,6 +137,91 @@ def user_cannot_run(uid):
     return ("a user of its own cannot run programs here (%s), so the lab would not start as one" %
             ("%s is closed to other users, mode %o" % (closed[0], os.stat(closed[0]).st_mode & 0o777) if closed
              else (probe.stderr.strip().splitlines() or ["exit %d" % probe.returncode])[0][:120]))
+
+
+def remove_files_of(uid, places=SCRATCH):
+    """Removes every file and folder of uid in places, at any depth: the walk enters the
+    folders any user may write (such as an X11 socket folder, mode 1777) and uid's own, the
+    only ones where uid can have made anything. Symbolic links are removed, never followed."""
+    def walk(folder):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid == uid:
+                try:
+                    shutil.rmtree(e.path) if e.is_dir(follow_symlinks=False) else os.remove(e.path)
+                except OSError:
+                    pass
+            elif e.is_dir(follow_symlinks=False) and st.st_mode & 0o002:
+                walk(e.path)
+    for place in places:
+        if os.path.isdir(place) and not os.path.islink(place):
+            walk(place)
+
+
+def remove_ipc_of(uid):
+    """Removes uid's System V shared memory, semaphores and message queues (they outlive
+    their processes); a run with an IPC namespace of its own leaves none anyway."""
+    for kind, flag in (("shm", "-m"), ("sem", "-s"), ("msg", "-q")):
+        try:
+            with open("/proc/sysvipc/" + kind) as f:
+                head, *rows = [line.split() for line in f]
+        except (OSError, ValueError):
+            continue
+        ids = [r[head.index(kind + "id" if kind != "msg" else "msqid")] for r in rows
+               if len(r) == len(head) and r[head.index("uid")] == str(uid)]
+        for i in ids:
+            subprocess.run(["ipcrm", flag, i], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def private_places():
+    """The places of SCRATCH that a class run as root gets a private tmpfs of, where this
+    machine lets root make mount namespaces (not in some containers and chroots); else []."""
+    if os.geteuid() != 0 or not _works(["unshare", "--mount", "--ipc", "--propagation", "private",
+                                        "mount", "-t", "tmpfs", "lab04", "/tmp"]):
+        return []
+    return [p for p in SCRATCH if os.path.isdir(p) and not os.path.islink(p)]
+
+
+class Cgroup:
+    """A cgroup for the runs of one worker of the class grader (root only), so that a
+    student's runs, however many processes they make, share at most one core and MEMORY
+    bytes between them: the other workers' students keep their share. cgroup v2, or v1's
+    cpu and memory hierarchies; where neither can be made, procs is empty and why says so."""
+
+    def __init__(self, name):
+        self.folders, self.procs, self.why = [], [], None
+        v2 = "/sys/fs/cgroup/cgroup.controllers"
+        settings = ([("", {"cpu.max": "100000 100000", "memory.max": str(MEMORY)})] if os.path.isfile(v2) else
+                    [("cpu", {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "100000"}),
+                     ("memory", {"memory.limit_in_bytes": str(MEMORY)})])
+        try:
+            if os.geteuid() != 0:
+                raise OSError("not root")
+            for hierarchy, values in settings:
+                folder = os.path.join("/sys/fs/cgroup", hierarchy, name)
+                os.makedirs(folder, exist_ok=True)
+                self.folders.append(folder)
+                for key, value in values.items():
+                    with open(os.path.join(folder, key), "w") as f:
+                        f.write(value)
+                self.procs.append(os.path.join(folder, "cgroup.procs"))
+        except OSError as e:
+            self.procs, self.why = [], "no cgroup could be made (%s)" % (e.strerror or e)
+            self.close()
+
+    def close(self):
+        for folder in self.folders:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
 
 
 def become_subreaper():
@@ -340,18 +426,8 @@ class Sandbox:
         if self.mode == "user":
             if not kill_user(self.uid):
                 raise Refused("the lab's processes (user id %d) could not all be killed" % self.uid)
-            for scratch in SCRATCH:
-                try:
-                    names = os.listdir(scratch)
-                except OSError:
-                    continue
-                for name in names:
-                    path = os.path.join(scratch, name)
-                    try:
-                        if os.lstat(path).st_uid == self.uid:
-                            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
-                    except OSError:
-                        pass
+            remove_files_of(self.uid)
+            remove_ipc_of(self.uid)
         else:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)  # bwrap and unshare: their namespace ends with them
@@ -488,6 +564,8 @@ class Runner:
         self.command = [program, runtime]
         self.uid, self.lock = take_uid()
         self.proc = None
+        self.places = private_places()  # each run's own /tmp and the like, where possible
+        self.cgroup = Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
         become_subreaper()
         atexit.register(self.close)
 
@@ -520,6 +598,7 @@ class Runner:
 
     def close(self):
         self.close_process()
+        self.cgroup.close()
         if self.lock:
             self.lock.close()
             self.lock = None
@@ -606,8 +685,13 @@ class ForkedBox(Sandbox):
         os.chmod(os.path.join(self.work, "bin"), 0o755)
         os.chmod(self.lab, 0o755)
         self.home = os.path.join(self.work, "home")
+        private = ("; each run with a /tmp, /var/tmp, /dev/shm, /run/lock, home folder (%sB each) and System V "
+                   "IPC of its own" % SCRATCH_SIZE.upper()) if runner.places else \
+            "; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run"
+        share = ("; all its processes together: at most one core and %d GiB" % (MEMORY >> 30)) if runner.cgroup.procs \
+            else "; its share of the CPU not capped: %s" % runner.cgroup.why
         self.isolation = self._describe().replace("the lab ran as", "the lab ran, loaded into a child of a "
-                                                  "process that has loaded LibTorch, as")
+                                                  "process that has loaded LibTorch, as") + private + share
 
     def run(self, args, timeout, max_out, max_err):
         self._fresh_home()
@@ -615,6 +699,8 @@ class ForkedBox(Sandbox):
         fields = ["M" + self.lab, "U%d" % self.uid, "H" + self.home, "T%d" % int(timeout * 1000),
                   "O%d" % max_out, "R%d" % max_err, "Las=%d" % MEMORY, "Lnproc=%d" % PROCESSES,
                   "Lfsize=%d" % FILE_SIZE, "Lcpu=%d" % cpu, "Lcore=0"]
+        fields += ["P" + p for p in self.runner.places] + (["S" + SCRATCH_SIZE] if self.runner.places else [])
+        fields += ["G" + p for p in self.runner.cgroup.procs]
         fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
         answer = self.runner.job(fields)
         self._clean_up(None)

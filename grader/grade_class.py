@@ -22,8 +22,18 @@ then loads the student's module; the reference of each case is computed once for
 Run as root, each worker's labs run as a user id of its own; otherwise each run goes through
 checker/sandbox.py's bubblewrap or namespaces, with a LibTorch start per run (slower).
 
-Exit status: 0 the class was graded (whatever its grades); 2 bad arguments (one line on
-stderr, nothing written); 3 an error of the grader's own.
+A grader fault is never a grade. Before the class, a pre-flight grades the lesson itself
+(lab04_attention.cpp beside this folder) through exactly the students' path; unless it earns
+full marks the class is refused, with what failed (exit 2, nothing written). A fault of the
+grader's own during the class costs that student's row, marked "grader error" (not graded),
+never a score, and the exit status says the gradebook is incomplete. Each student's grading
+has a budget (GRADER_BUDGET): a lab whose output would cost the grader more is one row's
+"grader error", never the class's end.
+
+Exit status: 0 the class was graded (whatever its grades); 1 graded, but some rows are
+"grader error": the gradebook is incomplete (one line on stderr says how many); 2 bad
+arguments or a setup that cannot grade (one line on stderr, nothing written); 3 an error of
+the grader's own that ended the class (nothing written).
 """
 import json
 import os
@@ -44,12 +54,23 @@ import gradebook  # noqa: E402
 import submissions  # noqa: E402
 
 COMPILE_TIMEOUT = 120  # seconds one student's compile may take (the lesson: about 0.5 s)
+COMPILE_MEMORY, COMPILE_FILE = 8 << 30, 256 << 20  # bytes: its address space, the largest file it writes
 COMPILER_LINES = 40  # lines of compiler errors kept in a student's feedback
 CLASS_TIMEOUT = 10.0  # seconds a run of a grade case may take: the lesson takes 0.03 s (check_lab.py: 60)
+GRADER_OWN = 60  # seconds of the grader's own work (reading, judging, diagnosing) one lab may cost
+
+
+def grader_budget(timeout, cases):
+    """Seconds one student's grading may take in all: the compile, each case's run, the rest."""
+    return int(COMPILE_TIMEOUT + cases * (timeout + 5) + GRADER_OWN)
 
 
 class Usage(Exception):
     """Bad arguments: one line on stderr, exit 2."""
+
+
+class OverBudget(Exception):
+    """One student's grading took longer than its budget."""
 
 
 def parse_args(argv):
@@ -201,11 +222,14 @@ def compile_lab(source, work, compile_command, paths):
              paths["module_link"].split() + ["-o", "lab04_module.so", "lab04_attention.o"]]
     for step in steps:
         try:
-            done = subprocess.run(prefix + ["prlimit", "--as=%d" % (8 << 30), "--fsize=%d" % (256 << 20), "--"] + step,
+            done = subprocess.run(prefix + ["prlimit", "--as=%d" % COMPILE_MEMORY, "--fsize=%d" % COMPILE_FILE, "--"] + step,
                                   cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=COMPILE_TIMEOUT)
         except subprocess.TimeoutExpired:
             return None, "the compile took longer than %d s and was stopped" % COMPILE_TIMEOUT
+        if done.returncode < 0:  # a limit: memory (prlimit) or a file's size
+            return None, "lab04_attention.cpp: the compile was stopped by signal %d (its limits: %d GiB of memory, " \
+                "files of %d MB)" % (-done.returncode, COMPILE_MEMORY >> 30, COMPILE_FILE >> 20)
         if done.returncode != 0:
             text = done.stdout.decode("utf-8", "replace").replace(work + "/", "")
             return None, text
@@ -214,19 +238,35 @@ def compile_lab(source, work, compile_command, paths):
 
 def grade_student(job):
     """Grades one student: the row of the gradebook (gradebook.py), with its feedback. An error
-    of the grader's own costs this row (status "grader error"), never the class."""
+    of the grader's own, or grading past the student's budget, costs this row (status
+    "grader error": not graded), never the class."""
     student, compile_command, points, timeout = job
+    import grading
+
+    def over_budget(*_):
+        raise OverBudget("grading this lab took longer than its budget of %d s" % budget)
+    budget = grader_budget(timeout, len(grading.GRADE_CASES))
+    signal.signal(signal.SIGALRM, over_budget)
+    signal.alarm(budget)
     try:
         return grade_one(student, compile_command, points, timeout)
     except Exception as e:  # pylint: disable=broad-except
-        return new_row(student, points, status="grader error", diagnosis="%s: %s" % (type(e).__name__, str(e)[:300]),
-                       feedback=["Not graded: the grader failed on this lab (%s); your instructor will look at it."
-                                 % type(e).__name__])
+        if Worker.runner:  # its answer may be half read: the next lab gets a new runner
+            Worker.runner.close_process()
+        return grader_error(student, points, "%s: %s" % (type(e).__name__, str(e)[:300]))
+    finally:
+        signal.alarm(0)
+
+
+def grader_error(student, points, why):
+    return new_row(student, points, status="grader error", diagnosis=why,
+                   feedback=["Not graded: the grader could not grade this lab (%s). This is not your grade: "
+                             "your instructor will look at it." % why])
 
 
 def new_row(student, points, **fields):
     """A row of the gradebook (gradebook.py), no points earned yet."""
-    row = {"student": student.name, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7, "status": "",
+    row = {"student": student.name, "id": student.id, "label": student.label, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7, "status": "",
            "diagnosis": "", "mistake": None, "feedback": []}
     row.update(fields)
     return row
@@ -249,6 +289,10 @@ def grade_one(student, compile_command, points, timeout):
     try:
         module, errors = compile_lab(student.labs[0], work, compile_command, Worker.paths)
         row["seconds"] = {"compile": time.monotonic() - clock}
+        if module is None and not students_own(errors):
+            lines = errors.strip().splitlines()
+            return grader_error(student, points, "the compile failed, and not on the lab's code: %s"
+                                % (lines[0] if lines else "no message")[:300])
         if module is None:
             lines = errors.strip().splitlines()
             first = next((l for l in lines if "error" in l), lines[0] if lines else "no message")
@@ -286,6 +330,16 @@ def grade_one(student, compile_command, points, timeout):
         return row
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if Worker.runner:  # what the compiler, as the student's user, left in /tmp and the like
+            sandbox.remove_files_of(Worker.runner.uid)
+
+
+def students_own(errors):
+    """Whether a failed compile is the student's: the compiler's messages name the lab's file
+    (an error in it, a file it includes) or its object, or a limit stopped the compile. A
+    failure that names neither (a precompiled header the grader cannot read, a missing
+    compiler) is the grader's own."""
+    return bool(re.search(r"lab04_attention\.(cpp|o)\b|took longer than", errors))
 
 
 def status_of(results):
@@ -323,6 +377,7 @@ def grade(args):
     if tty:
         sys.stderr.write("grade_class: %d students; building the grader (once: the runner and LibTorch's "
                          "inline code)...\n" % len(mine))
+    refuse_closed_folders(args["build"])
     paths, compile_command, build_time = prepare(args["build"])
     # The references, once for the class: computed here, the workers inherit them. On one
     # thread: LibTorch 2.6 and later leave a forked child waiting forever on the thread pool of
@@ -338,6 +393,7 @@ def grade(args):
     jobs = [(s, compile_command, args["points"], args["timeout"]) for s in mine]
     context = multiprocessing.get_context("fork")
     with context.Pool(min(args["jobs"], max(len(jobs), 1)), start_worker, (paths,)) as pool:
+        preflight(pool, compile_command, args)
         progress(0, len(jobs), started, tty)
         results = pool.imap_unordered(grade_student, jobs)
         # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
@@ -355,24 +411,60 @@ def grade(args):
         sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
                          "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
     meta = {"cases": grading.GRADE_CASES, "points": args["points"], "shard": "%d/%d" % (i, n),
-            "class": [s.name for s in students]}
+            "class": [s.label for s in students]}
     return gradebook.write(args["grades"], rows, meta)
+
+
+def preflight(pool, compile_command, args):
+    """Grades the lesson through the students' own path (a worker: its user, compiler command,
+    header, runner and sandbox); unless it earns full marks, the class is refused."""
+    lesson = submissions.Student("the lesson", [os.path.join(ROOT, "lab04_attention.cpp")], "pre-flight")
+    row = pool.apply(grade_student, ((lesson, compile_command, args["points"], args["timeout"]),))
+    if row["status"] != "graded" or row["score"] != row["max_score"]:
+        raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path (%s: %s), so no student's "
+                    "grade could be trusted; nothing was graded" % (
+                        os.path.join(ROOT, "lab04_attention.cpp"), gradebook.fmt(row["score"]),
+                        gradebook.fmt(row["max_score"]), row["status"], " ".join(row["diagnosis"].split())[:300]))
+
+
+def refuse_closed_folders(build):
+    """As root, each lab is compiled and run as a user of its own, which must enter the build
+    folder and the project's: a folder above them that other users cannot enter is refused
+    here, with how to fix it, rather than found by every student's compile."""
+    if os.geteuid() != 0 or os.environ.get("LAB_SANDBOX", "user") != "user" or not os.stat("/").st_mode & 0o001:
+        return  # no user of its own here (sandbox.py says why in the summary)
+    for top in (os.path.realpath(build), ROOT):
+        folder = top
+        while folder != "/":
+            mode = os.stat(folder).st_mode
+            if not mode & 0o001:
+                raise Usage("the sandbox's user cannot enter %s (mode %o), which holds %s: as root each lab is "
+                            "compiled and run as a user of its own, which needs it. Let other users enter it "
+                            "(chmod o+x %s), or grade from a project in a folder they can enter"
+                            % (folder, mode & 0o777, top, shlex.quote(folder)))
+            folder = os.path.dirname(folder)
 
 
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.stdout.reconfigure(errors="backslashreplace")  # a terminal that cannot show a name still gets it
     if argv[:1] in (["-h"], ["--help"]):
         print(__doc__.strip())
         return 0
     try:
         args = parse_args(argv)
         if args["merge"]:
-            summary = gradebook.merge(args["grades"], args["shards"])
+            summary, faults = gradebook.merge(args["grades"], args["shards"])
         else:
             check_lab.python_with_torch()  # this Python, or one that sees Debian's packages
             submissions.find_students(args["submissions"])  # bad input before anything is built
-            summary = grade(args)
+            summary, faults = grade(args)
         sys.stdout.write(summary)
+        if faults:
+            print("grade_class: %d student%s not graded because of an error of the grader's own (grader error in "
+                  "grades.csv): the gradebook is incomplete; see summary.md" % (faults, "s" * (faults > 1)),
+                  file=sys.stderr)
+            return 1
         return 0
     except (Usage, check_lab.Usage, gradebook.Mismatch, submissions.Bad) as e:
         print("grade_class: %s" % e, file=sys.stderr)

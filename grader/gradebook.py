@@ -1,8 +1,10 @@
 """gradebook.py: what grade_class.py writes, and the merge of the shards of a job array.
 
-  GRADES/grades.csv              a row per student, sorted: student, score, max_score,
-                                 STEP 1 ... STEP 7 (each step's points), status, diagnosis
-  GRADES/feedback/<student>.txt  what that student should read
+  GRADES/grades.csv              a row per student, sorted: student, id (the LMS's
+                                 identifier, submissions.py), score, max_score, STEP 1 ...
+                                 STEP 7 (each step's points), status, diagnosis
+  GRADES/feedback/<student>.txt  what that student should read (<student> (<id>) where two
+                                 students share a name)
   GRADES/summary.md              what the class did (also printed)
   GRADES/class.json              every row, the cases, the points and the class: what --merge
                                  checks and joins
@@ -16,7 +18,7 @@ import re
 import grading
 from mistakes import MISTAKES
 
-COLUMNS = ["student", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + ["status", "diagnosis"]
+COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + ["status", "diagnosis"]
 NAMES = {m["id"]: m["did"] for m in MISTAKES}
 NOT_GRADED = ("no lab", "more than one lab", "empty file", "file too large", "not a text file", "grader error")
 
@@ -29,6 +31,12 @@ def fmt(x):
     return "%g" % x
 
 
+def name_of(r):
+    """How the gradebook names a row's student: the name, with the identifier where another
+    student has the same name."""
+    return r.get("label") or r["student"]
+
+
 def file_name(student):
     return re.sub(r"[^A-Za-z0-9._@+-]", "_", student).lstrip(".") or "_"
 
@@ -38,13 +46,13 @@ def csv_text(rows):
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([r["student"], fmt(r["score"]), fmt(r["max_score"])] + [fmt(p) for p in r["steps"]]
+        w.writerow([r["student"], r.get("id", ""), fmt(r["score"]), fmt(r["max_score"])] + [fmt(p) for p in r["steps"]]
                    + [r["status"], r["diagnosis"]])
     return out.getvalue()
 
 
 def feedback_text(r):
-    head = ["Lab 04 (self-attention): %s" % r["student"], "score: %s/%s (%s)" % (fmt(r["score"]), fmt(r["max_score"]), r["status"]), ""]
+    head = ["Lab 04 (self-attention): %s" % name_of(r), "score: %s/%s (%s)" % (fmt(r["score"]), fmt(r["max_score"]), r["status"]), ""]
     return "\n".join(head + r["feedback"]) + "\n"
 
 
@@ -84,7 +92,7 @@ def summary_text(rows, points):
     made = {}
     for r in rows:
         for mid, _ in mistake_names(r.get("mistake")):
-            made.setdefault(mid, []).append(r["student"])
+            made.setdefault(mid, []).append(name_of(r))
     lines += ["", "## Known mistakes, by the number of students who made them", ""]
     if not made:
         lines.append("None: no lab's numbers are those of a known mistake.")
@@ -96,40 +104,41 @@ def summary_text(rows, points):
     if not unexplained:
         lines.append("None.")
     for r in unexplained:
-        lines.append("- %s (%s/%s, %s): %s" % (r["student"], fmt(r["score"]), fmt(r["max_score"]), r["status"],
+        lines.append("- %s (%s/%s, %s): %s" % (name_of(r), fmt(r["score"]), fmt(r["max_score"]), r["status"],
                                                r["diagnosis"] or "no diagnosis"))
         lines += ["  - " + s for s in r.get("same_tensor", [])]
     stopped = [r for r in graded if r["status"] != "graded"]
     if stopped:
         lines += ["", "## Labs that did not run to the end", ""] + [
-            "- %s (%s/%s, %s): %s" % (r["student"], fmt(r["score"]), fmt(r["max_score"]), r["status"], r["diagnosis"])
+            "- %s (%s/%s, %s): %s" % (name_of(r), fmt(r["score"]), fmt(r["max_score"]), r["status"], r["diagnosis"])
             for r in stopped]
     others = [r for r in rows if r not in graded]
     if others:
-        lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (r["student"], r["status"], r["diagnosis"]) for r in others]
+        lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (name_of(r), r["status"], r["diagnosis"]) for r in others]
     return "\n".join(lines) + "\n"
 
 
 def write(folder, rows, meta):
-    """Writes every file; returns the summary."""
-    rows = sorted(rows, key=lambda r: r["student"])
+    """Writes every file; returns the summary and the number of rows that are "grader error"
+    (the grader's own fault: the gradebook is incomplete)."""
+    rows = sorted(rows, key=lambda r: (r["student"], r.get("id", "")))
     os.makedirs(os.path.join(folder, "feedback"), exist_ok=True)
     taken = set()
     for r in rows:
-        name = file_name(r["student"])
+        name = file_name(name_of(r))
         while name in taken:
             name += "_"
         taken.add(name)
-        with open(os.path.join(folder, "feedback", name + ".txt"), "w") as f:
+        with open(os.path.join(folder, "feedback", name + ".txt"), "w", encoding="utf-8") as f:
             f.write(feedback_text(r))
-    with open(os.path.join(folder, "grades.csv"), "w", newline="") as f:
+    with open(os.path.join(folder, "grades.csv"), "w", newline="", encoding="utf-8") as f:
         f.write(csv_text(rows))
     summary = summary_text(rows, meta["points"])
-    with open(os.path.join(folder, "summary.md"), "w") as f:
+    with open(os.path.join(folder, "summary.md"), "w", encoding="utf-8") as f:
         f.write(summary)
     with open(os.path.join(folder, "class.json"), "w") as f:
         json.dump(dict(meta, rows=rows), f, indent=1)
-    return summary
+    return summary, sum(1 for r in rows if r["status"] == "grader error")
 
 
 def merge(folder, shards):
@@ -161,7 +170,7 @@ def merge(folder, shards):
     missing = ["%d/%d" % (i, n) for i in range(1, n + 1) if "%d/%d" % (i, n) not in seen]
     if missing:
         raise Mismatch("shard %s is missing: merge all %d shards" % (", ".join(missing), n))
-    names = [r["student"] for r in rows]
+    names = [name_of(r) for r in rows]
     twice = sorted({x for x in names if names.count(x) > 1})
     if twice:
         raise Mismatch("student %s is in more than one shard: these shards do not belong together" % twice[0])

@@ -16,6 +16,10 @@
 //   R<max stderr bytes>  L<resource>=<limit> (as, nproc, fsize, cpu, core)  E<NAME=value>
 //   A<argument> (after the program's name, in order)
 //   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
+//   P<folder> (root only) a place any user may write (/tmp, /dev/shm, ...): the run gets an
+//     empty one of its own, a size-capped tmpfs that ends with the run (see private_places)
+//   S<bytes> the size of each of those, and of the home folder, which is then one too
+//   G<file> (root only) a cgroup's procs file: the run joins that cgroup (its CPU share)
 // The answer: one line "<how it ended> <stopped> <stdout bytes> <stderr bytes>\n", then the
 // bytes. <how it ended>: exit:N, signal:N or none; <stopped>: - (no), time, size or start.
 // After a run what the lab left behind is killed (kill_leftovers), before the answer is sent.
@@ -24,8 +28,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +52,8 @@ struct Job {
   std::string module, home;
   long uid = -1;       // -1: run as this process's user (not root: no user of its own)
   bool alone = false;  // K: this process has a PID namespace of its own (bubblewrap, unshare)
+  std::vector<std::string> places, cgroups;  // P and G
+  std::string scratch_size = "64m";          // S
   long wall_ms = 60000;
   size_t max_out = 4 << 20, max_err = 256 << 10;
   std::vector<std::pair<int, rlim_t>> limits;
@@ -76,6 +85,9 @@ bool read_job(Job& job) {
       case 'H': job.home = value; break;
       case 'U': job.uid = std::atol(value.c_str()); break;
       case 'K': job.alone = true; break;
+      case 'P': job.places.push_back(value); break;
+      case 'S': job.scratch_size = value; break;
+      case 'G': job.cgroups.push_back(value); break;
       case 'T': job.wall_ms = std::atol(value.c_str()); break;
       case 'O': job.max_out = size_t(std::atoll(value.c_str())); break;
       case 'R': job.max_err = size_t(std::atoll(value.c_str())); break;
@@ -125,12 +137,58 @@ int run_main(const std::string& module, const std::vector<std::string>& args) {
   return status;
 }
 
+// In the child, as root, before the lab's user is taken: a mount namespace and an IPC
+// namespace of the run's own. Each place any user may write gets an empty tmpfs of its own,
+// capped in size, and so does the home folder: whatever the lab writes, anywhere it may, is
+// seen by no one else and ends with the run, as do its System V and POSIX IPC objects.
+// The sandbox's folder (the home's parent, which holds the module) is kept in view.
+void private_places(const Job& job) {
+  std::string folder = job.home.substr(0, job.home.rfind('/'));
+  if (unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) refuse("make a mount and IPC namespace");
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    refuse("make the mounts private");  // nothing below reaches the grader's own view
+  int kept = open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);  // in the new namespace
+  if (kept < 0) refuse("open the sandbox's folder");
+  std::string size = "size=" + job.scratch_size;
+  for (const std::string& place : job.places)
+    if (mount("lab04", place.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
+              (size + ",mode=1777").c_str()) != 0)
+      refuse("give the run a private folder");
+  // Where a place held the sandbox's folder, the folder is made again and bound back in.
+  if (access(folder.c_str(), F_OK) != 0) {
+    for (size_t at = folder.find('/', 1); at != std::string::npos; at = folder.find('/', at + 1))
+      mkdir(folder.substr(0, at).c_str(), 0755);  // the folders above it, as a tmpfs now has none
+    std::string from = "/proc/self/fd/" + std::to_string(kept);
+    if (mkdir(folder.c_str(), 0711) != 0 ||
+        mount(from.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      refuse("keep the sandbox's folder in view");
+  }
+  close(kept);
+  std::string home =
+      size + ",mode=700,uid=" + std::to_string(job.uid) + ",gid=" + std::to_string(job.uid);
+  if (mount("lab04", job.home.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, home.c_str()) != 0)
+    refuse("give the run a home folder");
+}
+
+// In the child: joins the cgroups the job names (its share of the CPU, its processes).
+void join_cgroups(const Job& job) {
+  std::string pid = std::to_string(getpid());
+  for (const std::string& procs : job.cgroups) {
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, pid.data(), pid.size()) != ssize_t(pid.size()))
+      refuse("join its cgroup");
+    close(fd);
+  }
+}
+
 // In the child: the sandbox, then the lab. Never returns.
 [[noreturn]] void enter_sandbox_and_run(const Job& job, int out, int err) {
   setsid();
   int null = open("/dev/null", O_RDONLY);
   if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
   for (int fd = 3; fd < 4096; ++fd) close(fd);  // nothing of the grader's: no job pipe, no lock
+  if (job.uid >= 0) join_cgroups(job);
+  if (job.uid >= 0 && !job.places.empty()) private_places(job);
   if (chdir(job.home.c_str()) != 0) refuse("enter its folder");
   for (auto [resource, limit] : job.limits) {
     rlimit now{};

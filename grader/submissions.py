@@ -11,14 +11,23 @@ The shapes it reads (the first that fits the folder's top level):
                         "<name>_<id>_assignsubmission_file_" folder: student <name>); an
                         empty folder is a student with no lab
 Folders named .git, build or starter* inside a student's folder are not searched.
+
+Each student also has the identifier the LMS gives, where it gives one: Canvas's user id (the
+first number of the file's name, the "ID" column of Canvas's gradebook), Moodle's participant
+id (the number in the folder's name, "Participant <id>" in its grading worksheet), Gradescope's
+sid or email. Two students of one name are two rows, told apart by it; one name and one
+identifier (or none) with several labs is one student, whose row says so.
+
+Names are bytes from the file system: whatever they hold (not UTF-8, control characters,
+newlines), a student's name is text with those escaped (\xe9, \n), never an error.
 """
 import os
 import re
 
 LAB = "lab04_attention.cpp"
 MAX_BYTES = 1 << 20  # a lab is about 20 kB; a file larger than this is not graded
-CANVAS = re.compile(r"^(?P<login>[^_]+)(?:_late)?_\d+_\d+_(?P<file>.+\.cpp)$")
-MOODLE = re.compile(r"^(?P<name>.+?)_\d+_assignsubmission_\w*?_?$")
+CANVAS = re.compile(r"^(?P<login>[^_]+)(?:_late)?_(?P<id>\d+)_\d+_(?P<file>.+\.cpp)$")
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_\w*?_?$")
 SKIPPED = re.compile(r"^(\.git|\.github|build.*|starter.*|node_modules)$")
 
 
@@ -26,10 +35,26 @@ class Bad(Exception):
     """The folder cannot be read as a class: one line for the usage error."""
 
 
+def text(name):
+    """A name from the file system as text anyone can read: bytes that are not UTF-8 as
+    \\xNN, control characters as \\n, \\t or \\xNN; nothing else changes."""
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "surrogateescape")
+    name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(
+        m.group(), "\\x%02x" % ord(m.group())), name)
+
+
 class Student:
-    def __init__(self, name, labs, shape, folder=None):
-        self.name, self.labs, self.shape = name, labs, shape
+    def __init__(self, name, labs, shape, folder=None, ident=""):
+        self.name, self.labs, self.shape = text(name), labs, shape
+        self.id = text(ident)  # the LMS's identifier, or ""
         self.folder = folder  # the class's folder: paths are said from there
+
+    @property
+    def label(self):
+        """The name, with the identifier where another student has the same name."""
+        return "%s (%s)" % (self.name, self.id) if getattr(self, "homonym", False) and self.id else self.name
 
     def problem(self):
         """Why this student's lab cannot be graded (the row's status and its reason), or None."""
@@ -37,7 +62,7 @@ class Student:
             return "no lab", "no lab04_attention.cpp was found in the submission"
         if len(self.labs) > 1:
             return "more than one lab", "%d labs were found (%s): submit one" % (
-                len(self.labs), ", ".join(os.path.relpath(p, self.folder or "/") for p in self.labs[:4]))
+                len(self.labs), ", ".join(text(os.path.relpath(p, self.folder or "/")) for p in self.labs[:4]))
         path = self.labs[0]
         size = os.path.getsize(path)
         if size == 0:
@@ -98,7 +123,8 @@ def gradescope(folder):
         for who in submitters:
             name = field(who, "sid") or field(who, "email") or field(who, "name")
             if name:
-                students.append(Student(name, labs, "Gradescope export"))
+                students.append(Student(name, labs, "Gradescope export",
+                                        ident=field(who, "sid") or field(who, "email") or ""))
     return students
 
 
@@ -108,7 +134,8 @@ def student_folders(folder, names):
         path = os.path.join(folder, name)
         m = MOODLE.match(name)
         labs = [os.path.join(path, p) for p in find_labs(path)]
-        students.append(Student(m.group("name") if m else name, labs, "a folder per student"))
+        students.append(Student(m.group("name") if m else name, labs, "a folder per student",
+                                ident=m.group("id") if m else ""))
     # Cloned repositories share their assignment's prefix (lab04-attention-<login>): dropped.
     prefix = os.path.commonprefix([s.name for s in students]) if len(students) > 1 else ""
     cut = prefix.rfind("-") + 1 if "-" in prefix else 0
@@ -133,17 +160,22 @@ def find_students(folder):
         for name in files:
             m = CANVAS.match(name)
             if m:
-                students.append(Student(m.group("login"), [os.path.join(folder, name)], "Canvas download"))
+                students.append(Student(m.group("login"), [os.path.join(folder, name)], "Canvas download",
+                                        ident=m.group("id")))
             elif name.endswith(".cpp"):
                 students.append(Student(name[:-4], [os.path.join(folder, name)], "a file per student"))
         students += student_folders(folder, dirs)
     merged = {}
-    for s in students:
+    for s in students:  # one row per name and identifier
         s.folder = folder
-        if s.name in merged:
-            merged[s.name].labs = sorted(set(merged[s.name].labs) | set(s.labs))
+        key = (s.name, s.id)
+        if key in merged:
+            merged[key].labs = sorted(set(merged[key].labs) | set(s.labs))
         else:
-            merged[s.name] = s
+            merged[key] = s
+    names = [name for name, _ in merged]
+    for s in merged.values():
+        s.homonym = names.count(s.name) > 1
     if not merged:
         raise Bad("%r holds nothing to grade: expected a folder per student, Canvas's "
                   "<login>_<id>_<id>_lab04_attention.cpp files, <student>.cpp files, or Gradescope's "

@@ -166,7 +166,7 @@ def main(argv):
         bad = []
         for n, r in rows.items():
             want = kept[n]
-            if list(r) != ["student", "score", "max_score"] + ["STEP %d" % k for k in range(1, 8)] + ["status", "diagnosis"] \
+            if list(r) != ["student", "id", "score", "max_score"] + ["STEP %d" % k for k in range(1, 8)] + ["status", "diagnosis"] \
                     or float(r["score"]) != want["score"] or r["diagnosis"] != want["diagnosis"] \
                     or [float(r["STEP %d" % k]) for k in range(1, 8)] != want["steps"]:
                 bad.append(n)

@@ -33,6 +33,43 @@ static void forge() {
 }
 int main(int argc, char** argv) try {
   forge();"""
+MAIN = "int main(int argc, char** argv) try {"
+END = "  return finish_output(0);\n} catch"
+# A lab that claims shapes of a hundred million rows before the lesson's own output.
+LIES = MAIN + r"""
+  std::printf("    q, shape (100000000, 6):\n      t0: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\n");
+  std::printf("STEP 3-5:\n  t99999999: [0.5, 0.5]\n\n");"""
+# Leftovers: files in every place any user may write, at any depth (SHARED stands for a
+# folder of root's that anyone may write, as X11's socket folder is), and System V IPC.
+SHARED = "/tmp/lab04-shared-by-everyone"
+LEAVES = r"""#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <unistd.h>
+#include <cstdio>
+#include <string>
+static void leave_things_behind() {
+  const std::string block(1 << 20, 'x');
+  for (const char* place : {"/tmp", "/var/tmp", "/dev/shm", "/run/lock", "%s"})
+    for (int n = 0; n < 16; ++n) {
+      std::string path = std::string(place) + "/left-" + std::to_string(getpid()) + "-" + std::to_string(n);
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      if (!f) break;
+      for (int mb = 0; mb < 8; ++mb) std::fwrite(block.data(), 1, block.size(), f);
+      std::fclose(f);
+    }
+  for (int n = 0; n < 4; ++n) {
+    shmget(IPC_PRIVATE, 64 << 20, IPC_CREAT | 0600);
+    semget(IPC_PRIVATE, 4, IPC_CREAT | 0600);
+    msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+  }
+}
+""" % SHARED + MAIN + "\n  leave_things_behind();"
+# Processes that burn CPU for as long as the run lasts, each in a session of its own.
+BURNS = "#include <unistd.h>\n" + MAIN + """
+  for (int n = 0; n < 30; ++n)
+    if (fork() == 0) { setsid(); for (volatile unsigned long i = 0;; i = i + 1) {} }"""
 # kind: (the edits of the lesson's text, the known mistakes they make, the row's status)
 KINDS = {
     "lesson": ([], [], "graded"),
@@ -66,8 +103,15 @@ KINDS = {
     # descriptor it can reach and into its grader's stdout, and a process left behind.
     "forges_its_answer": ([(S, "scores.mul_(1.0)"), ("int main(int argc, char** argv) try {", FORGE)],
                           ["no_scale"], "graded"),
+    # Right output, then a crash or a hang: judged on what it printed (STEP 7's exit status lost).
+    "aborts_after_its_last_line": ([(END, "  finish_output(0);\n  std::abort();\n} catch")], [], "crashed"),
+    "hangs_after_its_last_line": ([(END, "  finish_output(0);\n  for (volatile bool forever = true; forever;) {\n  }\n"
+                                         "  return 0;\n} catch")], [], "timed out"),
+    "claims_huge_shapes": ([(MAIN, LIES)], [], "graded"),
+    "leaves_files_and_ipc": ([(MAIN, LEAVES)], [], "graded"),
+    "burns_cpu": ([(MAIN, BURNS)], [], "graded"),
 }
-HOSTILE = ["kills_its_grader", "floods_processes", "forges_its_answer"]  # graded only where the sandbox holds them
+HOSTILE = ["kills_its_grader", "floods_processes", "forges_its_answer", "leaves_files_and_ipc", "burns_cpu"]  # graded only where the sandbox holds them
 # The bench's class of 30: the lesson, forms of it, one and two mistakes, a compile error, a hang.
 BENCH = (["lesson"] * 7 + ["fill_minus_1e9", "scale_by_division", "keys_transposed_with_t"] + ["no_scale"] * 4
          + ["softmax_over_dim_0"] * 4 + ["mask_past"] * 2 + ["weights_times_keys"] * 2 + ["bias_all", "mask_filled_with_zero"]

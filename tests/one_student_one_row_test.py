@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""One student, one row: a class whose submissions stress the class grader is graded with each
+student on a row of their own, as if alone, and nothing of one student reaches the next; a
+grader that cannot grade says so and writes nothing, never a gradebook of zeros.
+
+usage: one_student_one_row_test.py BUILD WORK_DIR
+  BUILD     the project's build folder
+  WORK_DIR  a folder to make the class in (emptied first)
+
+The class (labs made from the lesson's text by make_class.py; what each row must say comes
+from the lesson and the edit, never from the grader): the lesson; no scale; right output and
+then a crash, or a hang (judged on what it printed: STEP 1 to 6 earned, STEP 7's exit status
+lost); shapes of a hundred million rows claimed; files left in every place any user may write,
+at any depth, and System V IPC; thirty processes burning CPU; two Moodle students named John
+Smith and two Canvas students smithjohn (two rows each, told apart by the LMS's id); a folder
+name that is not UTF-8 and one with a newline. Then: no file, IPC object or process of a
+sandbox's user is left; and the grader refuses a setup it cannot grade (its precompiled
+header unreadable to the sandbox's user, a build in a folder other users cannot enter) with
+one line and exit 2, writing nothing. Runs inside a PID namespace of its own.
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import checklist
+import make_class
+import project
+
+GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
+PLACES = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+# (folder or file name in the class, kind of lab) -> (student, id, score, status)
+CLASS = {
+    ("lesson", "lesson"): ("lesson", "", 7, "graded"),
+    ("no_scale", "no_scale"): ("no_scale", "", 6, "graded"),
+    ("aborts", "aborts_after_its_last_line"): ("aborts", "", 6, "crashed"),
+    ("hangs", "hangs_after_its_last_line"): ("hangs", "", 6, "timed out"),
+    ("lies", "claims_huge_shapes"): ("lies", "", None, "graded"),
+    ("leaves", "leaves_files_and_ipc"): ("leaves", "", 7, "graded"),
+    ("burns", "burns_cpu"): ("burns", "", None, None),  # slowed by its own processes: any grade
+    ("John Smith_111_assignsubmission_file_", "lesson"): ("John Smith", "111", 7, "graded"),
+    ("John Smith_222_assignsubmission_file_", "no_scale"): ("John Smith", "222", 6, "graded"),
+    ("smithjohn_1001_5001_lab04_attention.cpp", "lesson"): ("smithjohn", "1001", 7, "graded"),
+    ("smithjohn_1002_5002_lab04_attention.cpp", "no_scale"): ("smithjohn", "1002", 6, "graded"),
+    (b"Jos\xe9_333_assignsubmission_file_", "lesson"): ("Jos\\xe9", "333", 7, "graded"),
+    ("two\nlines", "no_scale"): ("two\\nlines", "", 6, "graded"),
+}
+
+
+def in_pid_namespace(argv):
+    """Runs this test again inside a PID namespace of its own; None when it is there already."""
+    if os.environ.get("LAB04_ROWS_NAMESPACE") == "1":
+        return None
+    isolate = ["unshare", "--pid", "--fork", "--mount-proc"]
+    if subprocess.run(isolate + ["true"], capture_output=True).returncode != 0:
+        return "none"
+    env = dict(os.environ, LAB04_ROWS_NAMESPACE="1")
+    return subprocess.run(isolate + [sys.executable, os.path.abspath(__file__)] + argv, env=env).returncode
+
+
+def grade_class(build, *args):
+    return subprocess.run([sys.executable, GRADE_CLASS, "--timeout", "5", "--build", build] + list(args),
+                          capture_output=True)
+
+
+def make(folder):
+    os.makedirs(folder)
+    for (name, kind) in CLASS:
+        raw = name if isinstance(name, bytes) else name.encode()
+        path = os.path.join(folder.encode(), raw)
+        if not raw.endswith(b".cpp"):
+            os.makedirs(path)
+            path = os.path.join(path, b"lab04_attention.cpp")
+        with open(path, "w") as f:
+            f.write(make_class.lab_text(kind))
+
+
+def left_behind():
+    """The files the class's labs leave (make_class.LEAVES names them left-*) in the places
+    any user may write, at any depth."""
+    return [os.path.join(top, n) for place in PLACES for top, dirs, files in os.walk(place)
+            for n in dirs + files if n.startswith("left-")]
+
+
+def ipc_of(uids):
+    found = []
+    for kind in ("shm", "sem", "msg"):
+        with open("/proc/sysvipc/" + kind) as f:
+            head, *rows = [line.split() for line in f]
+        found += ["%s %s" % (kind, r[1]) for r in rows if int(r[head.index("uid")]) in uids]
+    return found
+
+
+def refused(done, grades, words):
+    err = done.stderr.decode("utf-8", "replace")
+    return (done.returncode == 2 and not done.stdout and err.count("\n") == 1 and words in err
+            and not os.path.exists(grades)), (done.returncode, err[-600:], os.path.exists(grades))
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("one_student_one_row_test: usage: one_student_one_row_test.py BUILD WORK_DIR", file=sys.stderr)
+        return 2
+    again = in_pid_namespace(argv)
+    if isinstance(again, int):
+        return again
+    if again == "none" or os.geteuid() != 0:
+        print("SKIPPED: needs root and a PID namespace (the class holds labs that fork, burn CPU and leave "
+              "files behind, graded as a user of their own)")
+        return 0
+    import sandbox
+    build, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    shared = make_class.SHARED  # a folder of root's that anyone may write, as X11's is
+    os.makedirs(shared, exist_ok=True)
+    os.chmod(shared, 0o1777)
+    checks = []
+    uids = set(sandbox.UIDS)
+
+    submissions, grades = os.path.join(work, "class"), os.path.join(work, "grades")
+    make(submissions)
+    done = grade_class(build, submissions, grades)
+    checks.append(("the class is graded: exit 0, its summary printed", done.returncode == 0 and
+                   done.stdout.startswith(b"# Lab 04"), done.stderr.decode("utf-8", "replace")[-2000:]))
+    if done.returncode != 0:
+        return checklist.report(checks)
+    with open(os.path.join(grades, "grades.csv"), newline="", encoding="utf-8") as f:  # strict: UTF-8 or an error
+        rows = list(csv.DictReader(f))
+    got = sorted((r["student"], r.get("id", "")) for r in rows)
+    want = sorted((s, i) for s, i, _, _ in CLASS.values())
+    checks.append(("every student has a row of their own, named by the LMS's id where names collide",
+                   got == want, (got, want)))
+    by_key = {(r["student"], r.get("id", "")): r for r in rows}
+    wrong = []
+    for (name, kind), (student, ident, score, status) in CLASS.items():
+        r = by_key.get((student, ident), {})
+        if not r or (status is not None and r.get("status") != status) or \
+                (score is not None and float(r.get("score", -1)) != score):
+            wrong.append("%s (%s): %s %s, expected %s %s" % (student, kind, r.get("score"), r.get("status"), score, status))
+    checks.append(("each row has its lab's score and status, as if graded alone", not wrong, wrong))
+    after = [by_key.get((student, ""), {}) for student in ("aborts", "hangs")]
+    checks.append(("right output, then a crash or a hang: STEP 1 to 6 earned on what it printed, STEP 7 lost",
+                   all([r.get("STEP %d" % n) for n in range(1, 8)] == ["1"] * 6 + ["0"] for r in after), after))
+    lies = by_key.get(("lies", ""), {})
+    checks.append(("a lab that claims a hundred million rows is graded, its lying q wrong (STEP 2)",
+                   lies.get("status") == "graded" and lies.get("STEP 2") == "0", lies))
+    feedback = os.listdir(os.path.join(grades, "feedback"))
+    checks.append(("a feedback file per row", len(feedback) == len(CLASS), sorted(feedback)))
+    with open(os.path.join(grades, "summary.md"), encoding="utf-8") as f:
+        summary = f.read()
+    checks.append(("a name with a newline is one line of the summary, escaped",
+                   "two\\nlines" in summary and "\ntwo\n" not in summary and "\nlines" not in summary, summary[-800:]))
+    checks.append(("nothing a lab left is in /tmp, /var/tmp, /dev/shm or /run/lock, at any depth",
+                   not left_behind() and not os.listdir(shared), left_behind()[:10] + os.listdir(shared)[:10]))
+    checks.append(("no System V shared memory, semaphore or message queue of a sandbox's user is left",
+                   not ipc_of(uids), ipc_of(uids)))
+    left = [pid for uid in uids for pid in sandbox._processes_of(uid)]
+    checks.append(("no process of a sandbox's user is left", not left, left))
+
+    # A setup that cannot grade is refused, with one line, before anything is written. The
+    # mounts below are this test's alone: it runs in a mount namespace of its own.
+    small = os.path.join(work, "small")
+    os.makedirs(os.path.join(small, "one"))
+    shutil.copy(os.path.join(project.ROOT, "lab04_attention.cpp"), os.path.join(small, "one"))
+    closed = tempfile.mkdtemp(prefix="lab04-closed-")  # mode 700: root's alone
+    os.chmod(closed, 0o700)
+    # The compiler made a program the sandbox's user cannot run (mode 700): the build is up to
+    # date, so only the students' path (their compile, as their user) meets the fault.
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        compiler = shutil.which(json.load(f)[0]["command"].split()[0]) or ""
+    root_only = os.path.join(closed, "root-only")
+    with open(root_only, "w") as f:
+        f.write("#!/bin/sh\nexit 99\n")
+    os.chmod(root_only, 0o700)
+    if compiler and subprocess.run(["mount", "--bind", root_only, compiler]).returncode == 0:
+        out = os.path.join(work, "cannot-compile-grades")
+        ok, why = refused(grade_class(build, small, out), out, "pre-flight")
+        checks.append(("a compiler the sandbox's user cannot run: the pre-flight refuses the class, never a 0",
+                       ok, why))
+        subprocess.run(["umount", compiler])
+    inside = os.path.join(closed, "build")
+    os.makedirs(inside)
+    if subprocess.run(["mount", "--bind", build, inside]).returncode == 0:
+        out = os.path.join(work, "closed-grades")
+        ok, why = refused(grade_class(inside, small, out), out, "cannot enter")
+        checks.append(("a build in a folder other users cannot enter: refused, saying which folder", ok, why))
+        subprocess.run(["umount", inside])
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -10,8 +10,10 @@ make_starter.py --autograder writes the zip; it is unpacked into WORK_DIR/autogr
 as Gradescope does, the submission goes into .../submission, and run_autograder runs with
 AUTOGRADER_ROOT pointing there. Its results.json must hold a test per STEP whose scores add
 up to its total, and that total must equal check_lab.py --grade's score for the built lab. A
-submission without the lab, and one that does not compile, must score 0 with the reason.
-Prints OK or NOT OK for each promise.
+submission without the lab, and one that does not compile, must score 0 with the reason. A
+lab that prints the lesson's numbers and then aborts scores STEP 1 to 6 (what it printed).
+A grader fault (the checker itself broken, in this copy) is never a grade: no results.json,
+exit 1, with the reason. Prints OK or NOT OK for each promise.
 """
 import json
 import os
@@ -22,12 +24,14 @@ import sys
 import zipfile
 
 import checklist
+import make_class
 import project
 
 
 
 def autograde(root, submission_text):
-    """Runs the autograder on one submission (None: an empty one): (results or None, output)."""
+    """Runs the autograder on one submission (None: an empty one): (results or None, output);
+    the output ends with its exit status."""
     shutil.rmtree(os.path.join(root, "submission"), ignore_errors=True)
     shutil.rmtree(os.path.join(root, "results"), ignore_errors=True)
     os.makedirs(os.path.join(root, "submission"))
@@ -36,11 +40,12 @@ def autograde(root, submission_text):
             f.write(submission_text)
     run = subprocess.run([os.path.join(root, "source", "run_autograder")], capture_output=True, text=True,
                          env=dict(os.environ, AUTOGRADER_ROOT=root), timeout=900)
+    output = run.stdout + run.stderr + "\nexit %d" % run.returncode
     try:
         with open(os.path.join(root, "results", "results.json")) as f:
-            return json.load(f), run.stdout + run.stderr
+            return json.load(f), output
     except (OSError, ValueError):
-        return None, run.stdout + run.stderr
+        return None, output
 
 
 def main(argv):
@@ -84,6 +89,21 @@ def main(argv):
     checks.append(("a lab that does not compile scores 0 with the compiler's error",
                    results is not None and results["score"] == 0 and "did not compile" in results["output"]
                    and "error" in results["output"], json.dumps(results)[:2000] if results else output[-2000:]))
+    results, output = autograde(root, make_class.lab_text("aborts_after_its_last_line"))
+    steps = [t["score"] for t in results["tests"]] if results else None
+    checks.append(("a lab that prints the lesson's numbers, then aborts, earns STEP 1 to 6 on what it printed",
+                   steps == [1.0] * 6 + [0.0], json.dumps(results)[:2000] if results else output[-2000:]))
+    checker = os.path.join(root, "source", "checker", "grading.py")
+    with open(checker) as f:
+        kept = f.read()
+    with open(checker, "a") as f:  # a bug of the grader's own
+        f.write("\ndef grade(*args, **kwargs):\n    raise RuntimeError('a bug of the grader')\n")
+    results, output = autograde(root, open(lab_cpp).read())
+    with open(checker, "w") as f:
+        f.write(kept)
+    checks.append(("a fault of the grader's own is never a grade: no results.json, exit 1, the reason said",
+                   results is None and output.endswith("exit 1") and "NOT GRADED" in output,
+                   json.dumps(results)[:1000] if results else output[-2000:]))
     return checklist.report(checks)
 
 

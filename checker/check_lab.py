@@ -139,7 +139,8 @@ def is_number(text):
 def run_lab(lab, case, timeout):
     """Runs the lab on one case: (command, exit status or None, stdout lines, stderr, problem,
     timed_out). At most MAX_STDOUT bytes of output are kept: a lab that prints more, or runs
-    past the time limit, is stopped with its whole process group."""
+    past the time limit, is stopped with its whole process group. sandbox.NotStarted when the
+    sandbox cannot start it: the grader's failure, never the lab's grade."""
     cmd = [lab, "--seed", str(case["seed"]), "-T", str(case["tokens"]), "-C", str(case["embed"]),
            "--head", str(case["head"]), "--digits", "9", "--verbose"]
     cmd += [] if case["scale"] else ["--no-scale"]
@@ -147,8 +148,9 @@ def run_lab(lab, case, timeout):
     # In the sandbox (sandbox.py), whatever the lab tries; with its output line by line
     # (stdbuf), so that a crash or a time-out loses none of what it printed before.
     run = sandbox.for_lab(lab).run(cmd[1:], timeout, MAX_STDOUT, MAX_STDERR)
-    if run.stopped == "start":
-        return cmd, None, [], "", run.err.decode(), False
+    if run.stopped == "start":  # the sandbox's failure, not the lab's: no grade at all
+        raise sandbox.NotStarted("the sandbox could not start the lab: %s"
+                                 % run.err.decode("utf-8", "replace").strip()[:300])
     out, err, status, stopped = run.out, run.err, run.status, run.stopped
     lines = bytes(out[:MAX_STDOUT]).decode("utf-8", "replace").splitlines()
     err = bytes(err[:MAX_STDERR]).decode("utf-8", "replace").strip()

@@ -52,6 +52,11 @@ class Refused(Exception):
     """The sandbox asked for cannot be set up here: one line, for the checker's usage error."""
 
 
+class NotStarted(Exception):
+    """The sandbox could not start a run (the grader's fault, not the lab's): the caller
+    says so and grades nothing, never a 0."""
+
+
 class Run:
     def __init__(self, status, out, err, stopped, limit):
         self.status = status  # exit status (negative: the signal), or None when stopped
@@ -652,7 +657,8 @@ class ServedBox(Sandbox):
             return answered(self, *ask_runner(self.proc, fields))
         except (OSError, ValueError, IndexError):  # the lab killed its runner: this run is lost
             self.stop()
-            return Run(None, b"", b"could not be run to its end: its runner was killed", "start", None)
+            # The lab's own doing: in a user's sandbox its runner is within its reach.
+            return Run(-signal.SIGKILL, b"", b"its runner was killed during the run", None, None)
 
     def stop(self):
         if self.proc is not None:

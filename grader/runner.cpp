@@ -112,10 +112,13 @@ bool read_job(Job& job) {
   return false;
 }
 
+constexpr int kRefused = 126;  // the child's status when it could not enter the sandbox
+constexpr const char* kRefusal = "class runner: could not ";
+
 [[noreturn]] void refuse(const char* what) {  // in the child, before any student code ran
-  std::fprintf(stderr, "class runner: could not %s: %s\n", what, std::strerror(errno));
+  std::fprintf(stderr, "%s%s: %s\n", kRefusal, what, std::strerror(errno));
   std::fflush(stderr);
-  _exit(126);
+  _exit(kRefused);
 }
 
 // Calls the main of the lab's module in this process, and returns its status.
@@ -308,6 +311,9 @@ bool serve(const Job& job) {
       ended = WIFEXITED(status) ? "exit:" + std::to_string(WEXITSTATUS(status))
                                 : "signal:" + std::to_string(WTERMSIG(status));
     }
+    // The sandbox could not be entered: the grader's failure, not the lab's (none of its code ran).
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kRefused && errors.rfind(kRefusal, 0) == 0)
+      stopped = "start";
   }
   output.resize(std::min(output.size(), job.max_out + 1));
   errors.resize(std::min(errors.size(), job.max_err + 1));

@@ -35,7 +35,7 @@ class Bad(Exception):
     """The folder cannot be read as a class: one line for the usage error."""
 
 
-def text(name):
+def readable(name):
     """A name from the file system as text anyone can read: bytes that are not UTF-8 as
     \\xNN, control characters as \\n, \\t or \\xNN; nothing else changes."""
     if isinstance(name, bytes):
@@ -47,8 +47,8 @@ def text(name):
 
 class Student:
     def __init__(self, name, labs, shape, folder=None, ident=""):
-        self.name, self.labs, self.shape = text(name), labs, shape
-        self.id = text(ident)  # the LMS's identifier, or ""
+        self.name, self.labs, self.shape = readable(name), labs, shape
+        self.id = readable(ident)  # the LMS's identifier, or ""
         self.folder = folder  # the class's folder: paths are said from there
 
     @property
@@ -62,7 +62,7 @@ class Student:
             return "no lab", "no lab04_attention.cpp was found in the submission"
         if len(self.labs) > 1:
             return "more than one lab", "%d labs were found (%s): submit one" % (
-                len(self.labs), ", ".join(text(os.path.relpath(p, self.folder or "/")) for p in self.labs[:4]))
+                len(self.labs), ", ".join(readable(os.path.relpath(p, self.folder or "/")) for p in self.labs[:4]))
         path = self.labs[0]
         size = os.path.getsize(path)
         if size == 0:

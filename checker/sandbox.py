@@ -6,14 +6,17 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       checker at a time each, held by a lock), no supplementary groups, no way to regain
       privileges (no_new_privs, no capabilities), an empty working folder of its own, a
       minimal environment. Every process of that user is killed after each run, and the
-      checker sees that none is left before it goes on. Files it left in /tmp, /var/tmp and
-      /dev/shm are removed.
+      checker sees that none is left before it goes on. Files it left in /tmp, /var/tmp,
+      /dev/shm and /run/lock, at any depth, and its System V IPC objects are removed. The
+      class grader's runs (Runner, ForkedBox) also get, where root may make namespaces, a
+      private tmpfs for each of those and their home, an IPC namespace, and a cgroup per
+      worker (at most one core and MEMORY for all of a student's processes).
   as a user, with bubblewrap (Debian's bubblewrap): namespaces of its own (no network, its own
       processes only), the file system read-only but for an empty folder of its own, an empty
       /tmp, and no view of the home folders.
   as a user, without bubblewrap, where user namespaces work (util-linux's unshare): no
-      network, its own processes only, the home folders and /var/tmp hidden by empty ones;
-      the rest of the file system as the user has it.
+      network, its own processes and IPC, the home folders, /var/tmp, /dev/shm and /run/lock
+      hidden by empty ones; the rest of the file system as the user has it.
   where none of these works: a session of its own (setsid) and the limits, and the report
       says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
 
@@ -351,7 +354,8 @@ class Sandbox:
             return ("isolation: bubblewrap (no network, no capabilities, its own processes, the file system read-only but "
                     "for an empty folder, no home folders); %s" % limits)
         if self.mode == "unshare":
-            return ("isolation: namespaces of its own (no network, its own processes, no home folders; "
+            return ("isolation: namespaces of its own (no network, its own processes and IPC, no home folders, "
+                    "/var/tmp, /dev/shm or /run/lock; "
                     "install bubblewrap to make the file system read-only too); %s" % limits)
         how = ("open the system's folders to other users (chmod o+rx /)" if "closed to other users" in self.why
                else "install bubblewrap (Debian: apt-get install bubblewrap) or run the checker as root")
@@ -402,10 +406,11 @@ class Sandbox:
         if self.mode == "unshare":
             # The outer namespace mounts empty folders over the homes, then the lab runs in a
             # nested one, as the user again: there it cannot undo those mounts (they are locked).
-            hide = [f for f in self._hidden(["/home", "/root", os.path.expanduser("~"), "/var/tmp"])
+            hide = [f for f in self._hidden(["/home", "/root", os.path.expanduser("~"), "/var/tmp", "/dev/shm",
+                                             "/run/lock"])
                     if not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
             script = 'for f in $HIDE; do mount -t tmpfs -o mode=755 none "$f"; done; exec "$@"'
-            return (["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--net",
+            return (["unshare", "--user", "--map-root-user", "--mount", "--pid", "--ipc", "--fork", "--kill-child", "--net",
                      "--", "env", "HIDE=" + " ".join(hide), "sh", "-c", script, "sh",
                      "unshare", "--user", "--map-user=%d" % os.getuid(), "--map-group=%d" % os.getgid(), "--mount",
                      "--"] + limits + line_by_line + [self.lab] + args), self.home

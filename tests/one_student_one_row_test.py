@@ -186,9 +186,17 @@ def main(argv):
     inside = os.path.join(closed, "build")
     os.makedirs(inside)
     if subprocess.run(["mount", "--bind", build, inside]).returncode == 0:
+        # Refused where labs run as a user of their own; graded right where they cannot (a
+        # system closed to other users, as some chroots are, runs them in bubblewrap).
         out = os.path.join(work, "closed-grades")
-        ok, why = refused(grade_class(inside, small, out), out, "cannot enter")
-        checks.append(("a build in a folder other users cannot enter: refused, saying which folder", ok, why))
+        done = grade_class(inside, small, out)
+        ok, why = refused(done, out, "cannot enter")
+        if done.returncode == 0:
+            with open(os.path.join(out, "grades.csv"), newline="") as f:
+                ok = [(r["student"], r["score"]) for r in csv.DictReader(f)] == [("one", "7")]
+                why = "graded: %s" % done.stdout[-600:]
+        checks.append(("a build in a folder other users cannot enter: refused, saying which folder, or graded right",
+                       ok, why))
         subprocess.run(["umount", inside])
     return checklist.report(checks)
 

@@ -31,6 +31,22 @@ def fmt(x):
     return "%g" % x
 
 
+def plain(text, keep="\n"):
+    """Student data (a name, a diagnosis quoting their output or their compiler's errors) as
+    text that is safe on a terminal: control characters, ESC among them, as \\xNN; the
+    characters in keep (newlines, in a feedback file) stay."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: m.group() if m.group() in keep else "\\x%02x" % ord(m.group()),
+                  text)
+
+
+def cell(text):
+    """A CSV cell of student data, safe to open in a spreadsheet: one that could start a
+    formula (=, +, -, @, or a tab or carriage return before one) gets a leading apostrophe,
+    which spreadsheets show as text and do not compute."""
+    text = plain(text, keep="")
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
 def name_of(r):
     """How the gradebook names a row's student: the name, with the identifier where another
     student has the same name."""
@@ -46,14 +62,14 @@ def csv_text(rows):
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([r["student"], r.get("id", ""), fmt(r["score"]), fmt(r["max_score"])] + [fmt(p) for p in r["steps"]]
-                   + [r["status"], r["diagnosis"]])
+        w.writerow([cell(r["student"]), cell(r.get("id", "")), fmt(r["score"]), fmt(r["max_score"])]
+                   + [fmt(p) for p in r["steps"]] + [r["status"], cell(r["diagnosis"])])
     return out.getvalue()
 
 
 def feedback_text(r):
     head = ["Lab 04 (self-attention): %s" % name_of(r), "score: %s/%s (%s)" % (fmt(r["score"]), fmt(r["max_score"]), r["status"]), ""]
-    return "\n".join(head + r["feedback"]) + "\n"
+    return plain("\n".join(head + r["feedback"]), keep="\n\t") + "\n"
 
 
 def mistake_names(mistake):
@@ -115,7 +131,7 @@ def summary_text(rows, points):
     others = [r for r in rows if r not in graded]
     if others:
         lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (name_of(r), r["status"], r["diagnosis"]) for r in others]
-    return "\n".join(lines) + "\n"
+    return "\n".join(plain(line, keep="") for line in lines) + "\n"
 
 
 def write(folder, rows, meta):

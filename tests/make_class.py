@@ -110,6 +110,9 @@ KINDS = {
     "claims_huge_shapes": ([(MAIN, LIES)], [], "graded"),
     "leaves_files_and_ipc": ([(MAIN, LEAVES)], [], "graded"),
     "burns_cpu": ([(MAIN, BURNS)], [], "graded"),
+    # Terminal escapes on stderr (a window title, a clipboard write, a cleared screen), no output.
+    "prints_escapes": ([(MAIN, MAIN + '\n  std::fputs("\\x1b]0;owned\\x07\\x1b]52;c;b3duZWQ=\\x07\\x1b[2J", stderr);'
+                                    '\n  return 5;')], [], "failed to run"),
 }
 # Graded only where the sandbox holds them:
 HOSTILE = ["kills_its_grader", "floods_processes", "forges_its_answer", "leaves_files_and_ipc"]

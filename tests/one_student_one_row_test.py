@@ -47,6 +47,8 @@ CLASS = {
     ("smithjohn_1002_5002_lab04_attention.cpp", "no_scale"): ("smithjohn", "1002", 6, "graded"),
     (b"Jos\xe9_333_assignsubmission_file_", "lesson"): ("Jos\\xe9", "333", 7, "graded"),
     ("two\nlines", "no_scale"): ("two\\nlines", "", 6, "graded"),
+    ("=HYPERLINK(\"evil\")", "lesson"): ("'=HYPERLINK(\"evil\")", "", 7, "graded"),
+    ("escapes", "prints_escapes"): ("escapes", "", 0, "failed to run"),
 }
 
 
@@ -155,6 +157,15 @@ def main(argv):
         summary = f.read()
     checks.append(("a name with a newline is one line of the summary, escaped",
                    "two\\nlines" in summary and "\ntwo\n" not in summary and "\nlines" not in summary, summary[-800:]))
+    written = []
+    for top, _, names in os.walk(grades):
+        for n in names:
+            with open(os.path.join(top, n), "rb") as f:
+                written.append((n, f.read()))
+    raw = [n for n, data in written if b"\x1b" in data or b"\x07" in data]
+    checks.append(("no terminal escape from a lab's output reaches the gradebook, summary or feedback", not raw, raw))
+    formulas = [r[c] for r in rows for c in r if r[c][:1] in ("=", "+", "-", "@")]
+    checks.append(("no cell of grades.csv can start a formula", not formulas, formulas))
     checks.append(("nothing a lab left is in /tmp, /var/tmp, /dev/shm or /run/lock, at any depth",
                    not left_behind() and not os.listdir(shared), left_behind()[:10] + os.listdir(shared)[:10]))
     checks.append(("no System V shared memory, semaphore or message queue of a sandbox's user is left",

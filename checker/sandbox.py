@@ -21,7 +21,7 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
 
 In every case: limits on memory (address space; not for an AddressSanitizer build, which
-reserves terabytes of shadow memory), processes, file size, CPU time, and no core files; and
+reserves terabytes of shadow memory: LAB_SANITIZED=1, the grader's setting, never the binary's), processes, file size, CPU time, and no core files; and
 the wall-time and output limits of check_lab.py. LAB_SANDBOX=user|bwrap|unshare|none chooses
 one (the tests use it); an unknown or impossible choice is an error, never a weaker sandbox.
 
@@ -253,16 +253,19 @@ def reap_orphans():
             return
 
 
-def is_asan_build(path):
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
+def sanitizer_build():
+    """Whether the labs to run were built with AddressSanitizer, which reserves terabytes of
+    address space and so runs without the memory limit: the grader's own setting
+    (LAB_SANITIZED=1, which the sanitizer build's tests set), never read from the student's
+    binary, which could claim it to lift its limit."""
+    return os.environ.get("LAB_SANITIZED") == "1"
 
 
 class Sandbox:
     def __init__(self, lab, module=None, runtime=None):
         """lab: the program to run; or, with module and runtime, the class grader's runner
         (grader/runner.cpp), which loads the runtime (LibTorch) then runs the module's main."""
-        self.asan = is_asan_build(module or lab)
+        self.asan = sanitizer_build()
         self.uid = self.lock = None
         self.mode, self.why = self._choose()
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
@@ -505,6 +508,9 @@ class Sandbox:
             return "it wrote a file larger than its limit of %d MB" % (FILE_SIZE >> 20)
         if status not in (None, 0, 1) and "Resource temporarily unavailable" in text:
             return "it reached its limit of %d processes" % PROCESSES
+        if status not in (None, 0, 1) and not self.asan and "AddressSanitizer" in text:
+            return ("it may be an AddressSanitizer build, which cannot run within the memory limit of %d GiB: "
+                    "the grader sets LAB_SANITIZED=1 for such builds" % (MEMORY >> 30))
         if status not in (None, 0, 1) and not self.asan and re.search(r"alloc|out of memory|Cannot allocate", text):
             return "it ran into its memory limit of %d GiB" % (MEMORY >> 30)
         return None

@@ -4,7 +4,8 @@ usage: checker_limits_test.py FAKE_LAB
 
 A lab that prints forever, on standard output or on standard error, is stopped once it has
 printed MAX_STDOUT (or MAX_STDERR) and reported NOT OK, and the checker's peak memory stays
-under 300 MB; a lab that never ends costs one time limit: the cases after it are not run.
+under 300 MB; a lab that never ends costs one time limit: the cases after it are not run; a
+lab whose file names the AddressSanitizer runtime still runs within the memory limit.
 Prints OK or NOT OK for each, with what was expected and what came.
 """
 import os
@@ -53,6 +54,8 @@ def main(argv):
         # what it printed, without waiting out the time limit for the child.
         ("a lab whose child keeps its output open is judged at once on what it printed", ["7,4,6,6"],
          ["NOT OK  7,4,6,6", "STEP 1: x: was not printed"], ["did not finish"]),
+        ("a lab cannot lift its memory limit by holding the name __asan_init", ["8,4,6,6"],
+         ["NOT OK  8,4,6,6", "address space limit: %d" % (check_lab.sandbox.MEMORY >> 10)], ["unlimited"]),
     ]
     failed = 0
     for what, cases, wanted, *unwanted in checks:

@@ -35,7 +35,7 @@ def main(argv):
         with open(lab, "rb") as f:
             checks.append(("... against g++'s AddressSanitizer runtime", b"__asan_init" in f.read(), "no ASan in it"))
         run = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), lab],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, env=dict(os.environ, LAB_SANITIZED="1"))
         checks.append(("the checker finds every case OK", run.returncode == 0 and "6 passed, 0 failed" in run.stdout,
                        "exit %d\n%s%s" % (run.returncode, run.stdout[-1500:], run.stderr[-500:])))
     return checklist.report(checks)

@@ -20,7 +20,8 @@ from mistakes import MISTAKES
 
 COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + ["status", "diagnosis"]
 NAMES = {m["id"]: m["did"] for m in MISTAKES}
-NOT_GRADED = ("no lab", "more than one lab", "empty file", "file too large", "not a text file", "grader error")
+NOT_GRADED = ("no lab", "more than one lab", "empty file", "file too large", "not a text file",
+              "link outside the submission", "grader error")
 
 
 class Mismatch(Exception):

@@ -23,6 +23,7 @@ newlines), a student's name is text with those escaped (\xe9, \n), never an erro
 """
 import os
 import re
+import stat
 
 LAB = "lab04_attention.cpp"
 MAX_BYTES = 1 << 20  # a lab is about 20 kB; a file larger than this is not graded
@@ -46,10 +47,12 @@ def readable(name):
 
 
 class Student:
-    def __init__(self, name, labs, shape, folder=None, ident=""):
+    def __init__(self, name, labs, shape, folder=None, ident="", own=None):
         self.name, self.labs, self.shape = readable(name), labs, shape
         self.id = readable(ident)  # the LMS's identifier, or ""
         self.folder = folder  # the class's folder: paths are said from there
+        self.own = own  # the student's own folder (a link may stay inside it), or None
+        self.text = None  # the lab, read once by problem(): no later step reads the original
 
     @property
     def label(self):
@@ -63,22 +66,39 @@ class Student:
         if len(self.labs) > 1:
             return "more than one lab", "%d labs were found (%s): submit one" % (
                 len(self.labs), ", ".join(readable(os.path.relpath(p, self.folder or "/")) for p in self.labs[:4]))
-        path = self.labs[0]
-        size = os.path.getsize(path)
-        if size == 0:
-            return "empty file", "the submitted file is empty"
-        if size > MAX_BYTES:
-            return "file too large", "the submitted file has %d bytes, more than the %d a lab may have" % (
-                size, MAX_BYTES)
-        with open(path, "rb") as f:
-            data = f.read()
+        data, problem = read_once(self.labs[0], self.own)
+        if problem:
+            return problem
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = None
         if text is None or "\0" in text:
             return "not a text file", "the submitted file is not text (UTF-8 without NUL bytes)"
+        self.text = text
         return None
+
+
+def read_once(path, own):
+    """The submitted file's bytes, read by the grader without following a link out of the
+    student's own folder (own; None: no link at all): (data, None) or (None, (status, why))."""
+    real = os.path.realpath(path)
+    if real != os.path.abspath(path) and (own is None or not real.startswith(os.path.realpath(own) + os.sep)):
+        return None, ("link outside the submission", "the submitted lab04_attention.cpp is a symbolic link to "
+                      "a file outside the submission; submit the file itself")
+    try:  # O_NONBLOCK: a FIFO in place of the file cannot hold the grader
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        return None, ("not a text file", "the submitted file cannot be read (%s)" % e.strerror)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None, ("not a text file", "the submitted lab04_attention.cpp is not a regular file")
+        data = f.read(MAX_BYTES + 1)
+    if not data:
+        return None, ("empty file", "the submitted file is empty")
+    if len(data) > MAX_BYTES:
+        return None, ("file too large", "the submitted file has more than the %d bytes a lab may have" % MAX_BYTES)
+    return data, None
 
 
 def find_labs(folder):
@@ -124,7 +144,7 @@ def gradescope(folder):
             name = field(who, "sid") or field(who, "email") or field(who, "name")
             if name:
                 students.append(Student(name, labs, "Gradescope export",
-                                        ident=field(who, "sid") or field(who, "email") or ""))
+                                        ident=field(who, "sid") or field(who, "email") or "", own=path))
     return students
 
 
@@ -135,7 +155,7 @@ def student_folders(folder, names):
         m = MOODLE.match(name)
         labs = [os.path.join(path, p) for p in find_labs(path)]
         students.append(Student(m.group("name") if m else name, labs, "a folder per student",
-                                ident=m.group("id") if m else ""))
+                                ident=m.group("id") if m else "", own=path))
     # Cloned repositories share their assignment's prefix (lab04-attention-<login>): dropped.
     prefix = os.path.commonprefix([s.name for s in students]) if len(students) > 1 else ""
     cut = prefix.rfind("-") + 1 if "-" in prefix else 0

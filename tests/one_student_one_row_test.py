@@ -50,6 +50,15 @@ CLASS = {
     ("=HYPERLINK(\"evil\")", "lesson"): ("'=HYPERLINK(\"evil\")", "", 7, "graded"),
     ("escapes", "prints_escapes"): ("escapes", "", 0, "failed to run"),
 }
+# Submissions whose lab04_attention.cpp is a symbolic link: (folder, where the link points,
+# relative to the folder) -> (student, id, score, status). SECRET: a file of root's, mode 644 in
+# a folder of mode 700, made beside the class.
+SECRET = "SECRET"
+LINKS = {
+    ("copies_lesson", "../lesson/lab04_attention.cpp"): ("copies_lesson", "", 0, "link outside the submission"),
+    ("reads_root", SECRET): ("reads_root", "", 0, "link outside the submission"),
+    ("links_inside", "src/mine.cpp"): ("links_inside", "", 6, "graded"),  # its own file: no_scale
+}
 
 
 def in_pid_namespace(argv):
@@ -78,6 +87,17 @@ def make(folder):
             path = os.path.join(path, b"lab04_attention.cpp")
         with open(path, "w") as f:
             f.write(make_class.lab_text(kind))
+    secret = os.path.join(tempfile.mkdtemp(prefix="lab04-root-only-", dir=os.path.dirname(folder)), "secret.cpp")
+    with open(secret, "w") as f:
+        f.write("#error THE-SECRET-OF-ROOT\n")
+    os.chmod(secret, 0o644)  # readable, but in a folder only root may enter
+    for name, target in LINKS:
+        target = secret if target == SECRET else target
+        student = os.path.join(folder, name)
+        os.makedirs(os.path.join(student, "src"))
+        with open(os.path.join(student, "src", "mine.cpp"), "w") as f:
+            f.write(make_class.lab_text("no_scale"))
+        os.symlink(target, os.path.join(student, "lab04_attention.cpp"))
 
 
 def left_behind():
@@ -134,12 +154,12 @@ def main(argv):
     with open(os.path.join(grades, "grades.csv"), newline="", encoding="utf-8") as f:  # strict: UTF-8 or an error
         rows = list(csv.DictReader(f))
     got = sorted((r["student"], r.get("id", "")) for r in rows)
-    want = sorted((s, i) for s, i, _, _ in CLASS.values())
+    want = sorted((s, i) for s, i, _, _ in list(CLASS.values()) + list(LINKS.values()))
     checks.append(("every student has a row of their own, named by the LMS's id where names collide",
                    got == want, (got, want)))
     by_key = {(r["student"], r.get("id", "")): r for r in rows}
     wrong = []
-    for (name, kind), (student, ident, score, status) in CLASS.items():
+    for (name, kind), (student, ident, score, status) in list(CLASS.items()) + list(LINKS.items()):
         r = by_key.get((student, ident), {})
         if not r or (status is not None and r.get("status") != status) or \
                 (score is not None and float(r.get("score", -1)) != score):
@@ -152,7 +172,7 @@ def main(argv):
     checks.append(("a lab that claims a hundred million rows is graded, its lying q wrong (STEP 2)",
                    lies.get("status") == "graded" and lies.get("STEP 2") == "0", lies))
     feedback = os.listdir(os.path.join(grades, "feedback"))
-    checks.append(("a feedback file per row", len(feedback) == len(CLASS), sorted(feedback)))
+    checks.append(("a feedback file per row", len(feedback) == len(CLASS) + len(LINKS), sorted(feedback)))
     with open(os.path.join(grades, "summary.md"), encoding="utf-8") as f:
         summary = f.read()
     checks.append(("a name with a newline is one line of the summary, escaped",
@@ -163,6 +183,9 @@ def main(argv):
             with open(os.path.join(top, n), "rb") as f:
                 written.append((n, f.read()))
     raw = [n for n, data in written if b"\x1b" in data or b"\x07" in data]
+    leaked = [n for n, data in written if b"THE-SECRET-OF-ROOT" in data or b"lab04_attention.cpp:1:2: error" in data]
+    checks.append(("a link out of a submission is not followed: no file of root's or a classmate's is read",
+                   not leaked, leaked))
     checks.append(("no terminal escape from a lab's output reaches the gradebook, summary or feedback", not raw, raw))
     formulas = [r[c] for r in rows for c in r if r[c][:1] in ("=", "+", "-", "@")]
     checks.append(("no cell of grades.csv can start a formula", not formulas, formulas))

@@ -581,6 +581,9 @@ class Runner:
         self.uid, self.lock = take_uid()
         self.proc = None
         self.places = private_places()  # each run's own /tmp and the like, where possible
+        self.own_proc = bool(self.places) and any(_works(  # a /proc showing no other user's processes
+            ["unshare", "--mount", "--propagation", "private", "mount", "-t", "proc", "-o", "hidepid=" + h, "proc",
+             "/proc"]) for h in ("invisible", "2"))
         self.cgroup = Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
         become_subreaper()
         atexit.register(self.close)
@@ -691,8 +694,10 @@ class ForkedBox(Sandbox):
     """A Sandbox of mode "user" whose runs go through a Runner: the same user id of its own,
     limits, empty folder, environment and clean-up, without a LibTorch start per run."""
 
-    def __init__(self, runner, module):  # pylint: disable=super-init-not-called
+    def __init__(self, runner, module, hidden=()):  # pylint: disable=super-init-not-called
+        """hidden: folders and files the lab must not see (the class, the project)."""
         self.runner, self.asan, self.uid, self.lock = runner, False, runner.uid, None
+        self.hidden = [os.path.realpath(p) for p in hidden if p] if runner.places else []
         self.mode, self.why, self.loads, self.libraries = "user", None, [], []
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
         os.chmod(self.work, 0o711)
@@ -703,7 +708,9 @@ class ForkedBox(Sandbox):
         os.chmod(self.lab, 0o755)
         self.home = os.path.join(self.work, "home")
         private = ("; each run with a /tmp, /var/tmp, /dev/shm, /run/lock, home folder (%sB each) and System V "
-                   "IPC of its own" % SCRATCH_SIZE.upper()) if runner.places else \
+                   "IPC of its own, the class's submissions and the project hidden%s" % (
+                       SCRATCH_SIZE.upper(), ", and other users' processes" if runner.own_proc else "")) \
+            if runner.places else \
             "; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run"
         share = ("; all its processes together: at most one core and %d GiB" % (MEMORY >> 30)) if runner.cgroup.procs \
             else "; its share of the CPU not capped: %s" % runner.cgroup.why
@@ -717,6 +724,7 @@ class ForkedBox(Sandbox):
                   "O%d" % max_out, "R%d" % max_err, "Las=%d" % MEMORY, "Lnproc=%d" % PROCESSES,
                   "Lfsize=%d" % FILE_SIZE, "Lcpu=%d" % cpu, "Lcore=0"]
         fields += ["P" + p for p in self.runner.places] + (["S" + SCRATCH_SIZE] if self.runner.places else [])
+        fields += ["X" + p for p in self.hidden] + (["V"] if self.runner.own_proc else [])
         fields += ["G" + p for p in self.runner.cgroup.procs]
         fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
         answer = self.runner.job(fields)

@@ -303,7 +303,7 @@ def grade_one(student, compile_command, points, timeout):
                 ["... (%d more lines)" % (len(lines) - COMPILER_LINES)] if len(lines) > COMPILER_LINES else [])
             return row
         if Worker.runner:
-            box = sandbox.ForkedBox(Worker.runner, module)
+            box = sandbox.ForkedBox(Worker.runner, module, hidden=[student.folder, ROOT])
         else:
             box = sandbox.ServedBox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
         sandbox.register(module, box)

@@ -20,6 +20,10 @@
 //     empty one of its own, a size-capped tmpfs that ends with the run (see private_places)
 //   S<bytes> the size of each of those, and of the home folder, which is then one too
 //   G<file> (root only) a cgroup's procs file: the run joins that cgroup (its CPU share)
+//   X<path> (root only, with P) a folder or file the lab must not see (the class's
+//     submissions, the project with its lesson): an empty one is mounted over it
+//   V (root only, with P) a /proc of the run's own that shows no other user's processes
+//     (the grader's command lines among them)
 // The answer: one line "<how it ended> <stopped> <stdout bytes> <stderr bytes>\n", then the
 // bytes. <how it ended>: exit:N, signal:N or none; <stopped>: - (no), time, size or start.
 // After a run what the lab left behind is killed (kill_leftovers), before the answer is sent.
@@ -52,8 +56,9 @@ struct Job {
   std::string module, home;
   long uid = -1;       // -1: run as this process's user (not root: no user of its own)
   bool alone = false;  // K: this process has a PID namespace of its own (bubblewrap, unshare)
-  std::vector<std::string> places, cgroups;  // P and G
-  std::string scratch_size = "64m";          // S
+  std::vector<std::string> places, cgroups, hidden;  // P, G and X
+  bool own_proc = false;                             // V
+  std::string scratch_size = "64m";                  // S
   long wall_ms = 60000;
   size_t max_out = 4 << 20, max_err = 256 << 10;
   std::vector<std::pair<int, rlim_t>> limits;
@@ -88,6 +93,8 @@ bool read_job(Job& job) {
       case 'P': job.places.push_back(value); break;
       case 'S': job.scratch_size = value; break;
       case 'G': job.cgroups.push_back(value); break;
+      case 'X': job.hidden.push_back(value); break;
+      case 'V': job.own_proc = true; break;
       case 'T': job.wall_ms = std::atol(value.c_str()); break;
       case 'O': job.max_out = size_t(std::atoll(value.c_str())); break;
       case 'R': job.max_err = size_t(std::atoll(value.c_str())); break;
@@ -167,6 +174,19 @@ void private_places(const Job& job) {
       refuse("keep the sandbox's folder in view");
   }
   close(kept);
+  for (const std::string& path :
+       job.hidden) {  // what is not there (under a place) is hidden already
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) continue;
+    int done = S_ISDIR(st.st_mode) ? mount("lab04", path.c_str(), "tmpfs",
+                                           MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=755")
+                                   : mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr);
+    if (done != 0) refuse("hide the grader's files");
+  }
+  if (job.own_proc &&
+      mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") != 0 &&
+      mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") != 0)
+    refuse("hide the other processes");
   std::string home =
       size + ",mode=700,uid=" + std::to_string(job.uid) + ",gid=" + std::to_string(job.uid);
   if (mount("lab04", job.home.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, home.c_str()) != 0)

@@ -61,6 +61,36 @@ LINKS = {
 }
 
 
+def snooper(lesson, classmate):
+    """A lab that looks, as it runs, for the lesson, a classmate's lab and its grader's command
+    line, says on one line of stderr which it found, and exits 7 (so the row's diagnosis quotes it)."""
+    return r"""#include <dirent.h>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+static bool readable(const char* path) { return bool(std::ifstream(path)); }
+static bool sees_its_grader() {
+  DIR* proc = opendir("/proc");
+  bool seen = false;
+  while (dirent* e = proc ? readdir(proc) : nullptr) {
+    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
+    std::stringstream text;
+    text << f.rdbuf();
+    seen = seen || text.str().find("grade_class") != std::string::npos;
+  }
+  if (proc) closedir(proc);
+  return seen;
+}
+int main() {
+  std::fprintf(stderr, "snooped: lesson=%%d classmate=%%d grader=%%d\n", readable("%s"), readable("%s"),
+               sees_its_grader());
+  return 7;
+}
+""" % (lesson, classmate)
+
+
 def in_pid_namespace(argv):
     """Runs this test again inside a PID namespace of its own; None when it is there already."""
     if os.environ.get("LAB04_ROWS_NAMESPACE") == "1":
@@ -91,6 +121,10 @@ def make(folder):
     with open(secret, "w") as f:
         f.write("#error THE-SECRET-OF-ROOT\n")
     os.chmod(secret, 0o644)  # readable, but in a folder only root may enter
+    os.makedirs(os.path.join(folder, "snoops"))
+    with open(os.path.join(folder, "snoops", "lab04_attention.cpp"), "w") as f:
+        f.write(snooper(os.path.join(project.ROOT, "lab04_attention.cpp"),
+                        os.path.join(folder, "lesson", "lab04_attention.cpp")))
     for name, target in LINKS:
         target = secret if target == SECRET else target
         student = os.path.join(folder, name)
@@ -154,7 +188,7 @@ def main(argv):
     with open(os.path.join(grades, "grades.csv"), newline="", encoding="utf-8") as f:  # strict: UTF-8 or an error
         rows = list(csv.DictReader(f))
     got = sorted((r["student"], r.get("id", "")) for r in rows)
-    want = sorted((s, i) for s, i, _, _ in list(CLASS.values()) + list(LINKS.values()))
+    want = sorted([(s, i) for s, i, _, _ in list(CLASS.values()) + list(LINKS.values())] + [("snoops", "")])
     checks.append(("every student has a row of their own, named by the LMS's id where names collide",
                    got == want, (got, want)))
     by_key = {(r["student"], r.get("id", "")): r for r in rows}
@@ -172,7 +206,10 @@ def main(argv):
     checks.append(("a lab that claims a hundred million rows is graded, its lying q wrong (STEP 2)",
                    lies.get("status") == "graded" and lies.get("STEP 2") == "0", lies))
     feedback = os.listdir(os.path.join(grades, "feedback"))
-    checks.append(("a feedback file per row", len(feedback) == len(CLASS) + len(LINKS), sorted(feedback)))
+    checks.append(("a feedback file per row", len(feedback) == len(CLASS) + len(LINKS) + 1, sorted(feedback)))
+    snoops = by_key.get(("snoops", ""), {}).get("diagnosis", "")
+    checks.append(("a lab sees neither the lesson, nor a classmate's lab, nor its grader's command line",
+                   "snooped: lesson=0 classmate=0 grader=0" in snoops, snoops))
     with open(os.path.join(grades, "summary.md"), encoding="utf-8") as f:
         summary = f.read()
     checks.append(("a name with a newline is one line of the summary, escaped",

@@ -581,9 +581,10 @@ class Runner:
         self.uid, self.lock = take_uid()
         self.proc = None
         self.places = private_places()  # each run's own /tmp and the like, where possible
-        self.own_proc = bool(self.places) and any(_works(  # a /proc showing no other user's processes
+        # A /proc showing no other user's processes: the hidepid value this kernel takes, or None.
+        self.own_proc = next((h for h in ("invisible", "2") if self.places and _works(
             ["unshare", "--mount", "--propagation", "private", "mount", "-t", "proc", "-o", "hidepid=" + h, "proc",
-             "/proc"]) for h in ("invisible", "2"))
+             "/proc"])), None)
         self.cgroup = Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
         become_subreaper()
         atexit.register(self.close)

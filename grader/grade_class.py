@@ -51,6 +51,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "checker"))
 import check_lab  # noqa: E402
 import gradebook  # noqa: E402
+import sandbox  # noqa: E402
 import submissions  # noqa: E402
 
 COMPILE_TIMEOUT = 120  # seconds one student's compile may take (the lesson: about 0.5 s)
@@ -210,9 +211,17 @@ def start_worker(paths):
             Worker.runner = None
 
 
-def compile_lab(text, work, compile_command, paths):
+# As root, the compile runs in a mount namespace of its own where the lesson, the class's
+# submissions and other users' processes are out of its sight: an #include of the lesson by
+# its path, of a classmate's lab or of the grader's /proc/PID/cmdline reads nothing.
+HIDE_FROM_COMPILE = ('set -e; mount --bind /dev/null "$1"; '
+                     'if [ -d "$2" ]; then mount -t tmpfs -o size=4k,mode=755 lab04 "$2"; fi; '
+                     'mount -t proc -o hidepid="$3" proc /proc; shift 3; exec "$@"')
+
+
+def compile_lab(text, work, compile_command, paths, classmates=None):
     """Compiles and links the lab (its text, as the grader read it) as a module in work:
-    (module path, None) or (None, errors)."""
+    (module path, None) or (None, errors). classmates: the class's folder, hidden from it."""
     directory, command = compile_command
     lab = os.path.join(work, "lab04_attention.cpp")
     with open(lab, "w", encoding="utf-8") as f:
@@ -220,6 +229,10 @@ def compile_lab(text, work, compile_command, paths):
     prefix = Worker.compiler_prefix
     if prefix:  # the compiler reads the student's file, so it runs as the student's user id
         os.chown(work, Worker.runner.uid, Worker.runner.uid)
+        if Worker.runner.own_proc:
+            prefix = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", HIDE_FROM_COMPILE, "sh",
+                      os.path.join(ROOT, "lab04_attention.cpp"), classmates or "",
+                      Worker.runner.own_proc] + prefix
     steps = [command + ["-o", "lab04_attention.o", "-c", "lab04_attention.cpp"],
              paths["module_link"].split() + ["-o", "lab04_module.so", "lab04_attention.o"]]
     for step in steps:
@@ -228,6 +241,8 @@ def compile_lab(text, work, compile_command, paths):
                                   cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=COMPILE_TIMEOUT)
         except subprocess.TimeoutExpired:
+            if Worker.runner:  # the compiler's own children (cc1plus, as) too
+                sandbox.kill_user(Worker.runner.uid)
             return None, "the compile took longer than %d s and was stopped" % COMPILE_TIMEOUT
         if done.returncode < 0:  # a limit: memory (prlimit) or a file's size
             return None, "lab04_attention.cpp: the compile was stopped by signal %d (its limits: %d GiB of memory, " \
@@ -289,7 +304,7 @@ def grade_one(student, compile_command, points, timeout):
     os.chmod(work, 0o755)
     clock = time.monotonic()
     try:
-        module, errors = compile_lab(student.text, work, compile_command, Worker.paths)
+        module, errors = compile_lab(student.text, work, compile_command, Worker.paths, student.folder)
         row["seconds"] = {"compile": time.monotonic() - clock}
         if module is None and not students_own(errors):
             lines = errors.strip().splitlines()

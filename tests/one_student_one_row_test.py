@@ -121,6 +121,11 @@ def make(folder):
     with open(secret, "w") as f:
         f.write("#error THE-SECRET-OF-ROOT\n")
     os.chmod(secret, 0o644)  # readable, but in a folder only root may enter
+    for name, path in (("includes_the_lesson", os.path.join(project.ROOT, "lab04_attention.cpp")),
+                       ("includes_a_classmate", os.path.join(folder, "lesson", "lab04_attention.cpp"))):
+        os.makedirs(os.path.join(folder, name))
+        with open(os.path.join(folder, name, "lab04_attention.cpp"), "w") as f:
+            f.write('#include "%s"\n' % path)
     os.makedirs(os.path.join(folder, "snoops"))
     with open(os.path.join(folder, "snoops", "lab04_attention.cpp"), "w") as f:
         f.write(snooper(os.path.join(project.ROOT, "lab04_attention.cpp"),
@@ -188,7 +193,8 @@ def main(argv):
     with open(os.path.join(grades, "grades.csv"), newline="", encoding="utf-8") as f:  # strict: UTF-8 or an error
         rows = list(csv.DictReader(f))
     got = sorted((r["student"], r.get("id", "")) for r in rows)
-    want = sorted([(s, i) for s, i, _, _ in list(CLASS.values()) + list(LINKS.values())] + [("snoops", "")])
+    want = sorted([(s, i) for s, i, _, _ in list(CLASS.values()) + list(LINKS.values())] +
+                  [("snoops", ""), ("includes_the_lesson", ""), ("includes_a_classmate", "")])
     checks.append(("every student has a row of their own, named by the LMS's id where names collide",
                    got == want, (got, want)))
     by_key = {(r["student"], r.get("id", "")): r for r in rows}
@@ -206,7 +212,10 @@ def main(argv):
     checks.append(("a lab that claims a hundred million rows is graded, its lying q wrong (STEP 2)",
                    lies.get("status") == "graded" and lies.get("STEP 2") == "0", lies))
     feedback = os.listdir(os.path.join(grades, "feedback"))
-    checks.append(("a feedback file per row", len(feedback) == len(CLASS) + len(LINKS) + 1, sorted(feedback)))
+    checks.append(("a feedback file per row", len(feedback) == len(CLASS) + len(LINKS) + 3, sorted(feedback)))
+    included = [(n, by_key.get((n, ""), {}).get("score")) for n in ("includes_the_lesson", "includes_a_classmate")]
+    checks.append(("a lab that #includes the lesson or a classmate's lab by its path earns nothing from it",
+                   all(score == "0" for _, score in included), included))
     snoops = by_key.get(("snoops", ""), {}).get("diagnosis", "")
     checks.append(("a lab sees neither the lesson, nor a classmate's lab, nor its grader's command line",
                    "snooped: lesson=0 classmate=0 grader=0" in snoops, snoops))

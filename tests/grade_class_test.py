@@ -2,10 +2,11 @@
 """grade_class.py grades a class as check_lab.py --grade grades each lab alone, and says
 what the class got wrong.
 
-usage: grade_class_test.py BUILD WORK_DIR
-  BUILD     the project's build folder (configured with Ninja: each lab is also built alone
-            with the build's own compile and link commands)
-  WORK_DIR  a folder to make the classes in (emptied first)
+usage: grade_class_test.py BUILD WORK_DIR LINK_TARGET LINK_RECORD
+  BUILD        the project's build folder, of any generator: each lab is also built alone with
+               the build's own compile and link commands (build_commands)
+  WORK_DIR     a folder to make the classes in (emptied first)
+  LINK_TARGET  the build's target whose link writes the lab's link command into LINK_RECORD
 
 A class made by make_class.py (the lesson, forms of it, one and two known mistakes, a copy
 slip, a compile error, a hang, a crash, a lab that kills its grader, one that floods processes
@@ -17,6 +18,8 @@ alone as a program; the summary counts each known mistake as often as make_class
 a feedback file per student; grades.csv reads back through Python's csv module, every column;
 two shards merged equal the unsharded gradebook. Runs inside a PID namespace of its own (the
 hostile lab calls kill(-1)); where the sandbox cannot isolate a lab, that lab is left out.
+Skipped, with the reason, where the grader refuses the build (as root, a build or project
+that other users cannot enter: it compiles each lab as a user of its own there).
 """
 import csv
 import filecmp
@@ -54,29 +57,49 @@ def grade_class(*args):
     return subprocess.run([sys.executable, GRADE_CLASS] + list(args), capture_output=True, text=True)
 
 
-def build_alone(build, source, out):
-    """The lab built alone, as the build makes build/lab04_attention: its compile command (with
-    the lesson's file replaced) and its link command, from Ninja."""
-    def last(target):
-        text = subprocess.run(["ninja", "-C", build, "-t", "commands", "-s", target], capture_output=True,
-                              text=True).stdout.strip().splitlines()
-        return text[-1] if text else ""
+def build_commands(build, link_target, link_record):
+    """How the build makes build/lab04_attention, with any generator: the lesson's compile
+    command from compile_commands.json, and the link command CMake makes for the program
+    (link_target's, written down by its linker launcher, tests/record_link.sh). Returns
+    ((folder, words), (folder, words)), or a string: why they cannot be had."""
     with open(os.path.join(build, "lab04_paths.txt")) as f:
-        paths = dict(line.rstrip("\n").split(" ", 1) for line in f)
-    obj = os.path.relpath(paths["lesson_object"], build)
-    compile_line = last(obj.replace("/./", "/"))
-    link_line = last("lab04_attention")
-    words = shlex.split(compile_line)
-    words[words.index("-c") + 1] = source
-    words[words.index("-o") + 1] = out + ".o"
-    words = [w for i, w in enumerate(words) if w not in ("-MD",) and words[i - 1] not in ("-MT", "-MF") and w not in ("-MT", "-MF")]
-    link = shlex.split(link_line.replace(":", "", 1).replace("&& :", "")) if link_line.startswith(":") else shlex.split(link_line)
-    link = [w for w in link if w not in (":", "&&")]
+        lesson = os.path.normpath(dict(line.rstrip("\n").split(" ", 1) for line in f)["lesson_object"])
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        entries = json.load(f)
+
+    def words_of(e):
+        return e["arguments"] if "arguments" in e else shlex.split(e["command"])
+    compiles = [(e["directory"], words_of(e)) for e in entries if "-o" in words_of(e)[:-1]]
+    compiles = [(d, w) for d, w in compiles if os.path.normpath(os.path.join(d, w[w.index("-o") + 1])) == lesson]
+    if os.path.exists(link_record):
+        os.remove(link_record)
+    made = subprocess.run(["cmake", "--build", build, "--target", link_target], capture_output=True, text=True)
+    if not compiles or made.returncode != 0 or not os.path.isfile(link_record):
+        return "no compile command for %s in compile_commands.json, or no link command recorded: %s" % (
+            lesson, (made.stdout + made.stderr).strip()[-500:])
+    with open(link_record) as f:
+        folder, *link = f.read().split("\0")[:-1]
+    return compiles[0], (folder, link)
+
+
+def build_alone(commands, source, out):
+    """The lab built alone, as the build makes build/lab04_attention, with the lesson's file
+    replaced by source: True when it compiled and linked into the program out."""
+    (compile_dir, compile_words), (link_dir, link_words) = commands
+    words, skip = [], 0
+    for w in compile_words:  # less the file names and the dependency file
+        if skip:
+            skip -= 1
+        elif w in ("-o", "-c", "-MT", "-MF"):
+            skip = 1
+        elif w not in ("-MD", "-MMD"):
+            words.append(w)
+    obj = os.path.normpath(os.path.join(compile_dir, compile_words[compile_words.index("-o") + 1]))
+    link = list(link_words)
     link[link.index("-o") + 1] = out
-    link = [out + ".o" if w.endswith(os.path.basename(paths["lesson_object"])) else w for w in link]
-    ok = subprocess.run(words, cwd=build, capture_output=True).returncode == 0 and \
-        subprocess.run(link, cwd=build, capture_output=True).returncode == 0
-    return ok
+    link = [out + ".o" if os.path.normpath(os.path.join(link_dir, w)) == obj else w for w in link]
+    return subprocess.run(words + ["-o", out + ".o", "-c", source], cwd=compile_dir, capture_output=True).returncode == 0 \
+        and subprocess.run(link, cwd=link_dir, capture_output=True).returncode == 0
 
 
 def alone_grade(lab, timeout):
@@ -106,8 +129,8 @@ def same_folders(a, b):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("grade_class_test: usage: grade_class_test.py BUILD WORK_DIR", file=sys.stderr)
+    if len(argv) != 4:
+        print("grade_class_test: usage: grade_class_test.py BUILD WORK_DIR LINK_TARGET LINK_RECORD", file=sys.stderr)
         return 2
     again = in_pid_namespace(argv)
     if isinstance(again, int):
@@ -140,6 +163,9 @@ def main(argv):
         grades = os.path.join(work, shape + "-grades")
         done = grade_class("--timeout", str(timeout), "--build", build, os.path.join(work, shape), grades)
         results[shape] = grades
+        if done.returncode == 2 and "cannot enter" in done.stderr:
+            print("SKIPPED: the class grader refuses this build: " + done.stderr.strip())
+            return 77
         checks.append(("the %s class is graded: exit 0, its summary printed" % shape,
                        done.returncode == 0 and done.stdout.startswith("# Lab 04"), done.stderr[-2000:] or done.stdout[:500]))
         if done.returncode != 0:
@@ -200,13 +226,17 @@ def main(argv):
             firsts.setdefault(e["kind"], n)
     alone = os.path.join(work, "alone")
     os.makedirs(alone)
+    commands = build_commands(build, argv[2], os.path.abspath(argv[3]))
+    checks.append(("the build says how it compiles and links the lab", not isinstance(commands, str), commands))
+    if isinstance(commands, str):
+        return checklist.report(checks)
 
     def one(kind):
         student = firsts[kind]
         source = next(os.path.join(t, "lab04_attention.cpp") for t, _, fs in os.walk(os.path.join(work, "folders", student))
                       if "lab04_attention.cpp" in fs)
         lab = os.path.join(alone, kind)
-        if not build_alone(build, source, lab):
+        if not build_alone(commands, source, lab):
             return kind, None, None
         return (kind,) + alone_grade(lab, timeout)
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:

@@ -31,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 
@@ -231,11 +232,17 @@ def as_root(work, lesson):
 
 
 def as_a_user(work, lab):
-    """The checker run as nobody, with its home in /home: with bubblewrap, with unshare, with none."""
+    """The checker run as nobody, with its home in /home: with bubblewrap, with unshare, with none.
+    Nobody runs a copy of checker/ and of the lab, in a folder of /tmp it can enter: the project
+    and the build may be in one it cannot (a folder of mode 700, as root's home)."""
     checks = []
     home = "/home/lab04-hostile-test-%d" % os.getpid()
     os.makedirs(home)
     os.chown(home, 65534, 65534)
+    copy = tempfile.mkdtemp(prefix="lab04-hostile-test-")
+    os.chmod(copy, 0o755)
+    checker = shutil.copytree(project.CHECKER, os.path.join(copy, "checker"))
+    lab = shutil.copy(lab, copy)
     try:
         for mode, words in (("bwrap", "isolation: bubblewrap"), ("unshare", "isolation: namespaces"),
                             ("none", "isolation: NONE")):
@@ -243,7 +250,7 @@ def as_a_user(work, lab):
                 os.remove(os.path.join(home, f))
             run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
                                   "HOME=" + home, "LAB_SANDBOX=" + mode, sys.executable,
-                                  os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
+                                  os.path.join(checker, "check_lab.py"), "--grade", lab],
                                  capture_output=True, text=True, timeout=600, cwd="/")
             said = next((line for line in run.stdout.splitlines() if "isolation:" in line), run.stderr.strip())
             print("as nobody, LAB_SANDBOX=%s: %s" % (mode, said[:160]))
@@ -258,6 +265,7 @@ def as_a_user(work, lab):
                                % mode, words in said and not written, "home holds %s; %s" % (written, said)))
     finally:
         shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(copy, ignore_errors=True)
     return checks
 
 

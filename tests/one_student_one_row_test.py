@@ -107,9 +107,15 @@ def grade_class(build, *args):
                           capture_output=True)
 
 
-def make(folder):
+# Students whose labs attack what a sandbox holds: left out where the lab is not isolated.
+NEEDS_ISOLATION = {"leaves", "burns", "snoops", "includes_the_lesson", "includes_a_classmate"}
+
+
+def make(folder, isolated):
     os.makedirs(folder)
     for (name, kind) in CLASS:
+        if not isolated and name in NEEDS_ISOLATION:
+            continue
         raw = name if isinstance(name, bytes) else name.encode()
         path = os.path.join(folder.encode(), raw)
         if not raw.endswith(b".cpp"):
@@ -121,6 +127,8 @@ def make(folder):
     with open(secret, "w") as f:
         f.write("#error THE-SECRET-OF-ROOT\n")
     os.chmod(secret, 0o644)  # readable, but in a folder only root may enter
+    if not isolated:
+        return make_links(folder, secret)
     for name, path in (("includes_the_lesson", os.path.join(project.ROOT, "lab04_attention.cpp")),
                        ("includes_a_classmate", os.path.join(folder, "lesson", "lab04_attention.cpp"))):
         os.makedirs(os.path.join(folder, name))
@@ -130,6 +138,10 @@ def make(folder):
     with open(os.path.join(folder, "snoops", "lab04_attention.cpp"), "w") as f:
         f.write(snooper(os.path.join(project.ROOT, "lab04_attention.cpp"),
                         os.path.join(folder, "lesson", "lab04_attention.cpp")))
+    make_links(folder, secret)
+
+
+def make_links(folder, secret):
     for name, target in LINKS:
         target = secret if target == SECRET else target
         student = os.path.join(folder, name)
@@ -182,9 +194,14 @@ def main(argv):
     os.chmod(shared, 0o1777)
     checks = []
     uids = set(sandbox.UIDS)
+    box = sandbox.Sandbox("/bin/true")
+    box.close()
+    isolated = box.mode != "none"
+    if not isolated:  # a chroot whose / other users cannot enter: the lab runs as the grader
+        print("the labs that need isolation (%s) are left out: %s" % (", ".join(sorted(NEEDS_ISOLATION)), box.isolation))
 
     submissions, grades = os.path.join(work, "class"), os.path.join(work, "grades")
-    make(submissions)
+    make(submissions, isolated)
     done = grade_class(build, submissions, grades)
     if done.returncode == 2 and b"cannot enter" in done.stderr:  # a project in a folder of mode 700, as root
         print("SKIPPED: the class grader refuses this build: " + done.stderr.decode("utf-8", "replace").strip())
@@ -196,13 +213,16 @@ def main(argv):
     with open(os.path.join(grades, "grades.csv"), newline="", encoding="utf-8") as f:  # strict: UTF-8 or an error
         rows = list(csv.DictReader(f))
     got = sorted((r["student"], r.get("id", "")) for r in rows)
-    want = sorted([(s, i) for s, i, _, _ in list(CLASS.values()) + list(LINKS.values())] +
-                  [("snoops", ""), ("includes_the_lesson", ""), ("includes_a_classmate", "")])
+    extra = sorted(NEEDS_ISOLATION - {name for name, _ in CLASS}) if isolated else []
+    want = sorted([(s, i) for (n, _), (s, i, _, _) in list(CLASS.items()) + list(LINKS.items())
+                   if isolated or n not in NEEDS_ISOLATION] + [(n, "") for n in extra])
     checks.append(("every student has a row of their own, named by the LMS's id where names collide",
                    got == want, (got, want)))
     by_key = {(r["student"], r.get("id", "")): r for r in rows}
     wrong = []
     for (name, kind), (student, ident, score, status) in list(CLASS.items()) + list(LINKS.items()):
+        if not isolated and name in NEEDS_ISOLATION:
+            continue
         r = by_key.get((student, ident), {})
         if not r or (status is not None and r.get("status") != status) or \
                 (score is not None and float(r.get("score", -1)) != score):
@@ -215,15 +235,20 @@ def main(argv):
     checks.append(("a lab that claims a hundred million rows is graded, its lying q wrong (STEP 2)",
                    lies.get("status") == "graded" and lies.get("STEP 2") == "0", lies))
     feedback = os.listdir(os.path.join(grades, "feedback"))
-    checks.append(("a feedback file per row", len(feedback) == len(CLASS) + len(LINKS) + 3, sorted(feedback)))
-    included = [(n, by_key.get((n, ""), {}).get("score")) for n in ("includes_the_lesson", "includes_a_classmate")]
-    checks.append(("a lab that #includes the lesson or a classmate's lab by its path earns nothing from it",
-                   all(score == "0" for _, score in included), included))
-    snoops = by_key.get(("snoops", ""), {}).get("diagnosis", "")
-    checks.append(("a lab sees neither the lesson, nor a classmate's lab, nor its grader's command line",
-                   "snooped: lesson=0 classmate=0 grader=0" in snoops, snoops))
+    checks.append(("a feedback file per row", len(feedback) == len(rows), (len(rows), sorted(feedback))))
     with open(os.path.join(grades, "summary.md"), encoding="utf-8") as f:
         summary = f.read()
+    # What the summary's isolation line says the grader hid, it must have hidden (where root
+    # may make namespaces; not in a container without them).
+    if isolated and "hidden" in next((l for l in summary.splitlines() if l.startswith("Isolation:")), ""):
+        included = [(n, by_key.get((n, ""), {}).get("score")) for n in ("includes_the_lesson", "includes_a_classmate")]
+        checks.append(("a lab that #includes the lesson or a classmate's lab by its path earns nothing from it",
+                       all(score == "0" for _, score in included), included))
+        snoops = by_key.get(("snoops", ""), {}).get("diagnosis", "")
+        checks.append(("a lab sees neither the lesson, nor a classmate's lab, nor its grader's command line",
+                       "snooped: lesson=0 classmate=0 grader=0" in snoops, snoops))
+    else:
+        print("the checks of what is hidden are left out: the summary says nothing is hidden here")
     checks.append(("a name with a newline is one line of the summary, escaped",
                    "two\\nlines" in summary and "\ntwo\n" not in summary and "\nlines" not in summary, summary[-800:]))
     written = []
@@ -238,12 +263,13 @@ def main(argv):
     checks.append(("no terminal escape from a lab's output reaches the gradebook, summary or feedback", not raw, raw))
     formulas = [r[c] for r in rows for c in r if r[c][:1] in ("=", "+", "-", "@")]
     checks.append(("no cell of grades.csv can start a formula", not formulas, formulas))
-    checks.append(("nothing a lab left is in /tmp, /var/tmp, /dev/shm or /run/lock, at any depth",
-                   not left_behind() and not os.listdir(shared), left_behind()[:10] + os.listdir(shared)[:10]))
-    checks.append(("no System V shared memory, semaphore or message queue of a sandbox's user is left",
-                   not ipc_of(uids), ipc_of(uids)))
-    left = [pid for uid in uids for pid in sandbox._processes_of(uid)]
-    checks.append(("no process of a sandbox's user is left", not left, left))
+    if isolated:
+        checks.append(("nothing a lab left is in /tmp, /var/tmp, /dev/shm or /run/lock, at any depth",
+                       not left_behind() and not os.listdir(shared), left_behind()[:10] + os.listdir(shared)[:10]))
+        checks.append(("no System V shared memory, semaphore or message queue of a sandbox's user is left",
+                       not ipc_of(uids), ipc_of(uids)))
+        left = [pid for uid in uids for pid in sandbox._processes_of(uid)]
+        checks.append(("no process of a sandbox's user is left", not left, left))
 
     # A setup that cannot grade is refused, with one line, before anything is written. The
     # mounts below are this test's alone: it runs in a mount namespace of its own.
@@ -269,11 +295,11 @@ def main(argv):
     inside = os.path.join(closed, "build")
     os.makedirs(inside)
     if subprocess.run(["mount", "--bind", build, inside]).returncode == 0:
-        # Refused where labs run as a user of their own; graded right where they cannot (a
-        # system closed to other users, as some chroots are, runs them in bubblewrap).
+        # Refused, naming the folder, where labs run as a user of their own; elsewhere (a chroot
+        # whose / other users cannot enter) graded right, or refused with one line all the same.
         out = os.path.join(work, "closed-grades")
         done = grade_class(inside, small, out)
-        ok, why = refused(done, out, "cannot enter")
+        ok, why = refused(done, out, "cannot enter" if box.mode == "user" else "")
         if done.returncode == 0:
             with open(os.path.join(out, "grades.csv"), newline="") as f:
                 ok = [(r["student"], r["score"]) for r in csv.DictReader(f)] == [("one", "7")]

@@ -22,10 +22,12 @@ TIMEOUT = "3"
 
 def run_checker(fake, cases):
     """Runs check_lab.py in a child: (exit status, stdout, stderr, the child's peak memory in
-    MB, from wait4, which reports that child alone)."""
+    MB, from wait4, which reports that child alone). The fake lab is no sanitizer build, so the
+    grader's LAB_SANITIZED (set for a sanitizer build's tests) is not passed on."""
+    env = {k: v for k, v in os.environ.items() if k != "LAB_SANITIZED"}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         child = subprocess.Popen([sys.executable, check_lab.__file__, "--timeout", TIMEOUT, fake] + cases,
-                                 stdout=out, stderr=err)
+                                 stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)

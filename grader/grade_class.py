@@ -3,7 +3,7 @@
 class got wrong.
 
 usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [--build DIR]
-                      SUBMISSIONS GRADES
+                      [--hide PATH ...] [--gradescope RESULTS] SUBMISSIONS GRADES
        grade_class.py --merge GRADES SHARD_GRADES ...
   SUBMISSIONS  the class: a folder per student, Canvas's files, or Gradescope's export
                (submissions.py says which shapes it reads)
@@ -13,6 +13,12 @@ usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [-
   --shard I/N  grade only every Nth student, from the Ith (1 <= I <= N), for a job array;
                then --merge the N GRADES folders into one
   --points, --timeout   as check_lab.py --grade
+  --hide PATH  a folder or file no lab's run may see (the class's folder and the project are
+               hidden always); may be given more than once
+  --gradescope RESULTS  SUBMISSIONS is one submission (Gradescope's /autograder/submission):
+               grade it as one student and also write Gradescope's results.json to RESULTS
+               (instructor/gradescope/run_autograder does); its pre-flight asks only that the
+               project's lab04_attention.cpp (the starter's, there) compiles and runs to the end
 
 Each lab is graded as check_lab.py --grade grades it alone: the same cases, the same steps,
 the same points, then the checker's diagnosis. What makes a class fast: the project's build
@@ -54,8 +60,11 @@ import gradebook  # noqa: E402
 import sandbox  # noqa: E402
 import submissions  # noqa: E402
 
-COMPILE_TIMEOUT = 120  # seconds one student's compile may take (the lesson: about 0.5 s)
-COMPILE_MEMORY, COMPILE_FILE = 8 << 30, 256 << 20  # bytes: its address space, the largest file it writes
+COMPILE_TIMEOUT = 120  # seconds one student's compile may take, and of CPU (the lesson: about 0.5 s)
+COMPILE_CPU = COMPILE_TIMEOUT
+COMPILE_MEMORY = sandbox.MEMORY  # bytes of address space: no more than a run's (the lesson's compile: 0.2 GB)
+COMPILE_FILE = 256 << 20  # bytes: the largest file it writes (the module: about 1 MB)
+COMPILER_OUTPUT = 1 << 20  # bytes of compiler messages read; more stops the compile (its limit)
 COMPILER_LINES = 40  # lines of compiler errors kept in a student's feedback
 CLASS_TIMEOUT = 10.0  # seconds a run of a grade case may take: the lesson takes 0.03 s (check_lab.py: 60)
 GRADER_OWN = 60  # seconds of the grader's own work (reading, judging, diagnosing) one lab may cost
@@ -77,7 +86,7 @@ class OverBudget(Exception):
 def parse_args(argv):
     import grading
     args = {"jobs": os.cpu_count() or 1, "shard": (1, 1), "points": [1.0] * 7, "timeout": CLASS_TIMEOUT,
-            "build": os.path.join(ROOT, "build"), "merge": False}
+            "build": os.path.join(ROOT, "build"), "merge": False, "hide": [], "gradescope": None}
     rest = []
     while argv:
         option, value = argv[0], argv[1] if len(argv) > 1 else None
@@ -109,6 +118,14 @@ def parse_args(argv):
             if not value:
                 raise Usage("--build takes the project's build folder")
             args["build"] = os.path.abspath(value)
+        elif option == "--hide":
+            if not value or not os.path.exists(value):
+                raise Usage("--hide takes a folder or file that exists, not %r" % (value or "")[:80])
+            args["hide"].append(os.path.realpath(value))
+        elif option == "--gradescope":
+            if not value or not os.path.isdir(os.path.dirname(os.path.abspath(value))):
+                raise Usage("--gradescope takes the results.json to write, in a folder that exists")
+            args["gradescope"] = os.path.abspath(value)
         elif option.startswith("-") and option != "-":
             raise Usage("unknown option %r: see the top of grader/grade_class.py" % option[:40])
         else:
@@ -190,15 +207,17 @@ class Worker:
     runner = None
     explainer = None
     compiler_prefix = []
+    hidden = []  # what else each run must not see (--hide)
 
 
-def start_worker(paths):
+def start_worker(paths, hidden=()):
     import diagnosis
     import sandbox
     from mistakes import MISTAKES
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the class
     Worker.explainer = diagnosis.Explainer(MISTAKES)
     Worker.paths = paths
+    Worker.hidden = list(hidden)
     if os.geteuid() == 0 and os.environ.get("LAB_SANDBOX", "user") == "user":
         try:
             Worker.runner = sandbox.Runner(paths["class_runner"], paths["runtime"])
@@ -211,17 +230,52 @@ def start_worker(paths):
             Worker.runner = None
 
 
-# As root, the compile runs in a mount namespace of its own where the lesson, the class's
-# submissions and other users' processes are out of its sight: an #include of the lesson by
-# its path, of a classmate's lab or of the grader's /proc/PID/cmdline reads nothing.
-HIDE_FROM_COMPILE = ('set -e; mount --bind /dev/null "$1"; '
-                     'if [ -d "$2" ]; then mount -t tmpfs -o size=4k,mode=755 lab04 "$2"; fi; '
-                     'mount -t proc -o hidepid="$3" proc /proc; shift 3; exec "$@"')
+# As root, the compile runs as the sandbox's user in a root of its own (a mount namespace): the
+# system's programs, libraries and headers (/usr, /etc), the precompiled header's files, the
+# lab's own folder, an empty /tmp, /dev/null and its kin, and a /proc that shows only its own
+# processes. Nothing else is there: not the lesson, not the build's compiled lesson, not the
+# class, not the grader's files. #include or .incbin of any of them finds no file.
+COMPILE_ROOT = r"""set -e
+new=$1 work=$2 hidepid=$3; shift 3
+mount -t tmpfs -o size=64m,mode=755 lab04-compile "$new"
+for d in usr bin sbin lib lib32 lib64 libx32 etc; do
+  if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$new/$d"
+  elif [ -d "/$d" ]; then mkdir "$new/$d"; mount --rbind "/$d" "$new/$d"; fi
+done
+mkdir "$new/dev" "$new/proc"; mkdir -m 1777 "$new/tmp"
+for n in null zero random urandom; do touch "$new/dev/$n"; mount --bind "/dev/$n" "$new/dev/$n"; done
+mount -t proc -o hidepid="$hidepid" proc "$new/proc"
+while [ "$1" != -- ]; do
+  if [ ! -e "$new$1" ]; then  # (a file in a folder kept already is there)
+    if [ -d "$1" ]; then mkdir -p "$new$1"; else mkdir -p "$new${1%/*}"; : >"$new$1"; fi
+    mount --bind "$1" "$new$1"
+  fi
+  shift
+done
+shift
+exec chroot "$new" env -C "$work" "$@"
+"""
 
 
-def compile_lab(text, work, compile_command, paths, classmates=None):
-    """Compiles and links the lab (its text, as the grader read it) as a module in work:
-    (module path, None) or (None, errors). classmates: the class's folder, hidden from it."""
+def compile_needs(command):
+    """What a compile command needs beyond the system's files: the folder of each file it names
+    (the precompiled header's: the PCH checks the files it was built from), and the files its
+    header includes by their paths. All the compile may see of the project and its build."""
+    needed = set()
+    for w in command:
+        if w.startswith("/") and not w.startswith(("/usr/", "/etc/")) and os.path.isfile(w):
+            needed.add(os.path.dirname(os.path.realpath(w)))
+            if w.endswith((".hxx", ".h")):
+                with open(w, errors="replace") as f:  # cmake_pch.hxx: #include "/abs/path"
+                    needed.update(os.path.realpath(m) for m in re.findall(r'^#include "(/[^"]+)"', f.read(), re.M)
+                                  if os.path.isfile(m))
+    return sorted(needed)
+
+
+def compile_lab(text, work, compile_command, paths):
+    """Compiles and links the lab (its text, as the grader read it) as a module in work, within
+    the compile's limits: (module path, None), or (None, (status, errors)) with status "did
+    not compile" or "did not compile (limit)"."""
     directory, command = compile_command
     lab = os.path.join(work, "lab04_attention.cpp")
     with open(lab, "w", encoding="utf-8") as f:
@@ -229,28 +283,94 @@ def compile_lab(text, work, compile_command, paths, classmates=None):
     prefix = Worker.compiler_prefix
     if prefix:  # the compiler reads the student's file, so it runs as the student's user id
         os.chown(work, Worker.runner.uid, Worker.runner.uid)
+        os.chown(lab, Worker.runner.uid, Worker.runner.uid)
         if Worker.runner.own_proc:
-            prefix = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", HIDE_FROM_COMPILE, "sh",
-                      os.path.join(ROOT, "lab04_attention.cpp"), classmates or "",
-                      Worker.runner.own_proc] + prefix
+            new = os.path.join(os.path.dirname(work), "root")
+            os.mkdir(new, 0o755)
+            prefix = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", COMPILE_ROOT, "sh", new,
+                      work, Worker.runner.own_proc] + compile_needs(command) + [work, "--"] + prefix
+    limits = ["prlimit", "--as=%d" % COMPILE_MEMORY, "--cpu=%d" % COMPILE_CPU, "--fsize=%d" % COMPILE_FILE,
+              "--core=0", "--"]
     steps = [command + ["-o", "lab04_attention.o", "-c", "lab04_attention.cpp"],
              paths["module_link"].split() + ["-o", "lab04_module.so", "lab04_attention.o"]]
     for step in steps:
-        try:
-            done = subprocess.run(prefix + ["prlimit", "--as=%d" % COMPILE_MEMORY, "--fsize=%d" % COMPILE_FILE, "--"] + step,
-                                  cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, timeout=COMPILE_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            if Worker.runner:  # the compiler's own children (cc1plus, as) too
-                sandbox.kill_user(Worker.runner.uid)
-            return None, "the compile took longer than %d s and was stopped" % COMPILE_TIMEOUT
-        if done.returncode < 0:  # a limit: memory (prlimit) or a file's size
-            return None, "lab04_attention.cpp: the compile was stopped by signal %d (its limits: %d GiB of memory, " \
-                "files of %d MB)" % (-done.returncode, COMPILE_MEMORY >> 30, COMPILE_FILE >> 20)
-        if done.returncode != 0:
-            text = done.stdout.decode("utf-8", "replace").replace(work + "/", "")
-            return None, text
+        status, output, limit = run_compiler(prefix + limits + step, work)
+        if limit:
+            return None, ("did not compile (limit)", "lab04_attention.cpp: the compile %s, and was stopped (its limits: "
+                          "%d s, %d s of CPU, %d GiB of memory, %d kB of messages, files of %d MB)" % (
+                              limit, COMPILE_TIMEOUT, COMPILE_CPU, COMPILE_MEMORY >> 30, COMPILER_OUTPUT >> 10,
+                              COMPILE_FILE >> 20))
+        if status != 0:
+            text = output.decode("utf-8", "replace").replace(work + "/", "")
+            return None, ("did not compile", trim_crash(text))
     return os.path.join(work, "lab04_module.so"), None
+
+
+def run_compiler(command, work):
+    """Runs one step of the compile: (exit status, its messages, None) or, when it broke a
+    limit, (status, messages, what it did). Its messages are read as they come, up to
+    COMPILER_OUTPUT bytes: past that, or past COMPILE_TIMEOUT, it is stopped."""
+    import select
+    process = subprocess.Popen(command, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    deadline, chunks, size, limit = time.monotonic() + COMPILE_TIMEOUT, [], 0, None
+    with process.stdout:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                limit = "took longer than %d s" % COMPILE_TIMEOUT
+                break
+            ready, _, _ = select.select([process.stdout], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > COMPILER_OUTPUT:
+                limit = "wrote more than %d kB of messages" % (COMPILER_OUTPUT >> 10)
+                break
+    if limit:
+        stop_compiler(process)
+        return process.wait(), b"".join(chunks)[:COMPILER_OUTPUT], limit
+    try:
+        status = process.wait(timeout=max(deadline - time.monotonic(), 1))
+    except subprocess.TimeoutExpired:
+        stop_compiler(process)
+        return process.wait(), b"".join(chunks), "took longer than %d s" % COMPILE_TIMEOUT
+    output = b"".join(chunks)
+    if status == -signal.SIGXCPU:
+        return status, output, "used more than %d s of CPU" % COMPILE_CPU
+    if status == -signal.SIGXFSZ:
+        return status, output, "wrote a file larger than %d MB" % (COMPILE_FILE >> 20)
+    if status != 0 and (status == -signal.SIGKILL or OUT_OF_MEMORY.search(output[-8192:])):
+        return status, output, "ran out of its %d GiB of memory" % (COMPILE_MEMORY >> 30)
+    return status, output, None
+
+
+OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memory|memory exhausted")
+
+
+def stop_compiler(process):
+    """Kills a compile and every process it started (as the sandbox's user: all of that user's)."""
+    if Worker.runner:
+        sandbox.kill_user(Worker.runner.uid)
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def trim_crash(text):
+    """The compiler's messages, less a crash's stack dump and reproducer notes (the grader's
+    paths and clang's internals, which help no student): what came before, and one line."""
+    cut = re.search(r"^(PLEASE submit a bug report|Stack dump:|clang(\+\+)?: error: clang frontend command failed)",
+                    text, re.M)
+    if not cut:
+        return text
+    return text[:cut.start()] + "the compiler itself crashed on this code (its own fault, not an error in C++): " \
+        "change what the last message points at\n"
 
 
 def grade_student(job):
@@ -300,25 +420,29 @@ def grade_one(student, compile_command, points, timeout):
         row["status"], row["diagnosis"] = problem
         row["feedback"] = ["Not graded: %s." % problem[1]]
         return row
-    work = tempfile.mkdtemp(prefix="lab04-class-")
-    os.chmod(work, 0o755)
+    # The staged lab: a folder only the grader and this student's sandbox user can enter, in one
+    # that others may cross but not list (and, as root, the compile's root beside it).
+    top = tempfile.mkdtemp(prefix="lab04-class-")
+    os.chmod(top, 0o711)
+    work = os.path.join(top, "lab")
+    os.mkdir(work, 0o700)
     clock = time.monotonic()
     try:
-        module, errors = compile_lab(student.text, work, compile_command, Worker.paths, student.folder)
+        module, failed = compile_lab(student.text, work, compile_command, Worker.paths)
         row["seconds"] = {"compile": time.monotonic() - clock}
-        if module is None and not students_own(errors):
-            lines = errors.strip().splitlines()
+        if module is None and not students_own(*failed) and not control_compiles(compile_command):
+            lines = failed[1].strip().splitlines()
             return grader_error(student, points, "the compile failed, and not on the lab's code: %s"
                                 % (lines[0] if lines else "no message")[:300])
         if module is None:
-            lines = errors.strip().splitlines()
+            lines = failed[1].strip().splitlines()
             first = next((l for l in lines if "error" in l), lines[0] if lines else "no message")
-            row["status"], row["diagnosis"] = "did not compile", first[:300]
+            row["status"], row["diagnosis"] = failed[0], first[:300]
             row["feedback"] = ["Your lab did not compile. The compiler said:", ""] + lines[:COMPILER_LINES] + (
                 ["... (%d more lines)" % (len(lines) - COMPILER_LINES)] if len(lines) > COMPILER_LINES else [])
             return row
         if Worker.runner:
-            box = sandbox.ForkedBox(Worker.runner, module, hidden=[student.folder, ROOT])
+            box = sandbox.ForkedBox(Worker.runner, module, hidden=[student.folder, ROOT] + Worker.hidden)
         else:
             box = sandbox.ServedBox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
         sandbox.register(module, box)
@@ -346,17 +470,33 @@ def grade_one(student, compile_command, points, timeout):
         sandbox.forget(module)
         return row
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
         if Worker.runner:  # what the compiler, as the student's user, left in /tmp and the like
             sandbox.remove_files_of(Worker.runner.uid)
 
 
-def students_own(errors):
-    """Whether a failed compile is the student's: the compiler's messages name the lab's file
-    (an error in it, a file it includes) or its object, or a limit stopped the compile. A
-    failure that names neither (a precompiled header the grader cannot read, a missing
-    compiler) is the grader's own."""
-    return bool(re.search(r"lab04_attention\.(cpp|o)\b|took longer than", errors))
+def control_compiles(compile_command):
+    """Whether the project's own lab04_attention.cpp compiles through the same path just now:
+    when it does, a failed compile whose messages do not name the lab (an .incbin, an #include
+    of a file it cannot have) is the student's; when it does not, the fault is the grader's."""
+    top = tempfile.mkdtemp(prefix="lab04-control-")
+    try:
+        os.chmod(top, 0o711)
+        work = os.path.join(top, "lab")
+        os.mkdir(work, 0o700)
+        with open(os.path.join(ROOT, "lab04_attention.cpp"), encoding="utf-8") as f:
+            module, _ = compile_lab(f.read(), work, compile_command, Worker.paths)
+        return module is not None
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def students_own(status, errors):
+    """Whether a failed compile is the student's: a limit stopped it, or the compiler's
+    messages name the lab's file (an error in it, a file it includes) or its object. A failure
+    that names neither (a precompiled header the grader cannot read, a missing compiler) is
+    the grader's own."""
+    return status == "did not compile (limit)" or bool(re.search(r"lab04_attention\.(cpp|o)\b", errors))
 
 
 def status_of(results):
@@ -387,7 +527,7 @@ def grade(args):
     import multiprocessing
     import grading
     import reference_attention
-    students = submissions.find_students(args["submissions"])
+    students = the_class(args)
     i, n = args["shard"]
     mine = students[i - 1::n]
     tty = sys.stderr.isatty()
@@ -409,8 +549,8 @@ def grade(args):
     rows = []
     jobs = [(s, compile_command, args["points"], args["timeout"]) for s in mine]
     context = multiprocessing.get_context("fork")
-    with context.Pool(min(args["jobs"], max(len(jobs), 1)), start_worker, (paths,)) as pool:
-        preflight(pool, compile_command, args)
+    with context.Pool(min(args["jobs"], max(len(jobs), 1)), start_worker, (paths, args["hide"])) as pool:
+        preflight(pool, compile_command, args, full=not args["gradescope"])
         progress(0, len(jobs), started, tty)
         results = pool.imap_unordered(grade_student, jobs)
         # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
@@ -429,15 +569,30 @@ def grade(args):
                          "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
     meta = {"cases": grading.GRADE_CASES, "points": args["points"], "shard": "%d/%d" % (i, n),
             "class": [s.label for s in students]}
-    return gradebook.write(args["grades"], rows, meta)
+    written = gradebook.write(args["grades"], rows, meta)
+    if args["gradescope"] and rows[0]["status"] != "grader error":
+        gradebook.gradescope_results(rows[0], args["points"], args["gradescope"])
+    return written
 
 
-def preflight(pool, compile_command, args):
+def the_class(args):
+    """The students to grade: the class in SUBMISSIONS, or with --gradescope the one submission."""
+    folder = args["submissions"]
+    if not args["gradescope"]:
+        return submissions.find_students(folder)
+    if not os.path.isdir(folder):
+        raise Usage("no folder %r: with --gradescope, SUBMISSIONS is the submission's folder" % folder)
+    labs = [os.path.join(folder, p) for p in submissions.find_labs(folder)]
+    return [submissions.Student("the submission", labs[:1], "Gradescope submission", folder=folder, own=folder)]
+
+
+def preflight(pool, compile_command, args, full=True):
     """Grades the lesson through the students' own path (a worker: its user, compiler command,
-    header, runner and sandbox); unless it earns full marks, the class is refused."""
+    header, runner and sandbox); unless it earns full marks (or, not full, runs to the end),
+    the class is refused."""
     lesson = submissions.Student("the lesson", [os.path.join(ROOT, "lab04_attention.cpp")], "pre-flight")
     row = pool.apply(grade_student, ((lesson, compile_command, args["points"], args["timeout"]),))
-    if row["status"] != "graded" or row["score"] != row["max_score"]:
+    if row["status"] != "graded" or (full and row["score"] != row["max_score"]):
         raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path (%s: %s), so no student's "
                     "grade could be trusted; nothing was graded" % (
                         os.path.join(ROOT, "lab04_attention.cpp"), gradebook.fmt(row["score"]),
@@ -474,7 +629,7 @@ def main(argv):
             summary, faults = gradebook.merge(args["grades"], args["shards"])
         else:
             check_lab.python_with_torch()  # this Python, or one that sees Debian's packages
-            submissions.find_students(args["submissions"])  # bad input before anything is built
+            the_class(args)  # bad input before anything is built
             summary, faults = grade(args)
         sys.stdout.write(summary)
         if faults:

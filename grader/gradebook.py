@@ -8,6 +8,7 @@
   GRADES/summary.md              what the class did (also printed)
   GRADES/class.json              every row, the cases, the points and the class: what --merge
                                  checks and joins
+and, for Gradescope (grade_class.py --gradescope), its results.json for the one submission.
 """
 import csv
 import io
@@ -133,6 +134,25 @@ def summary_text(rows, points):
     if others:
         lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (name_of(r), r["status"], r["diagnosis"]) for r in others]
     return "\n".join(plain(line, keep="") for line in lines) + "\n"
+
+
+def gradescope_results(row, points, path):
+    """Gradescope's results.json for one row: a test per STEP (its score, its points, its line
+    of the report), the total, and the row's feedback as the output (escaped as the feedback
+    files are). A lab that was not graded, or did not compile, scores 0 with the reason."""
+    lines = {}
+    for line in row["feedback"]:
+        m = re.match(r"STEP (\d)  ", line)
+        if m:
+            lines[int(m.group(1))] = plain(line)
+    tests = [{"name": "STEP %d: %s" % (n, grading.STEP_NAMES[n]), "number": str(n),
+              "score": float(row["steps"][n - 1]), "max_score": float(points[n - 1]),
+              "output": lines.get(n, "not graded: %s" % row["status"])} for n in range(1, 8)]
+    data = {"score": float(row["score"]), "output": feedback_text(row) + ("\n" + plain(row["isolation"]) if row.get(
+        "isolation") else ""), "stdout_visibility": "visible", "tests": tests}
+    with open(path + ".new", "w") as f:
+        json.dump(data, f, indent=2)
+    os.replace(path + ".new", path)
 
 
 def write(folder, rows, meta):

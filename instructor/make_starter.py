@@ -216,6 +216,13 @@ def grade_workflow(points, setup):
     return fill("grade.yml", SETUP=setup, POINTS=",".join(grading.fmt(p) for p in points))
 
 
+def grader_files():
+    """The class grader's files (grader/), which the autograder grades each submission with."""
+    folder = os.path.join(PROJECT, "grader")
+    return sorted(os.path.relpath(os.path.join(folder, f), PROJECT) for f in os.listdir(folder)
+                  if os.path.isfile(os.path.join(folder, f)) and not f.endswith(".pyc"))
+
+
 def write_autograder(path, files):
     """Gradescope's autograder zip: setup.sh and run_autograder at its root, and the starter's
     files that build and grade a lab, with the starter's lab04_attention.cpp (never the lesson:
@@ -227,7 +234,7 @@ def write_autograder(path, files):
             info.external_attr = 0o755 << 16
             with open(os.path.join(HERE, "gradescope", name)) as f:
                 z.writestr(info, f.read())
-        for name in copied():
+        for name in copied() + grader_files():
             z.write(os.path.join(PROJECT, name), name)  # with its mode: check_lab.py runs
         z.writestr("tests/CMakeLists.txt", files["tests/CMakeLists.txt"])
         z.writestr("lab04_attention.cpp", files["lab04_attention.cpp"])  # the starter's, for setup.sh's build

@@ -62,6 +62,10 @@ def main(argv):
         for info in z.infolist():  # unzip as Gradescope does, keeping the programs' modes
             path = z.extract(info, os.path.join(root, "source"))
             os.chmod(path, (info.external_attr >> 16) or 0o644)
+    setup = subprocess.run(["bash", os.path.join(root, "source", "setup.sh")], capture_output=True, text=True,
+                           env=dict(os.environ, AUTOGRADER_ROOT=root, LAB_SKIP_INSTALL="1"))
+    if setup.returncode != 0:
+        return checklist.report([("setup.sh builds the project", False, (setup.stdout + setup.stderr)[-2000:])])
     checks = []
     results, output = autograde(root, open(lab_cpp).read())
     direct = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],

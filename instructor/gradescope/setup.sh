@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image: it installs what
 # the lab needs to build and be graded (clang and lld, CMake and Ninja, LibTorch, OpenBLAS,
-# PyTorch for the checker's reference, util-linux's setpriv and prlimit for the checker's
-# sandbox), from the distribution's packages; then it builds the project once, with the
-# starter's lab (the zip has no solution), so that each submission compiles only its lab.
+# PyTorch for the checker's reference, util-linux's setpriv, prlimit and unshare for the
+# sandbox), from the distribution's packages; then
+# it builds the project once, with the starter's lab (the zip has no solution), and the class
+# grader's runner, so that each submission compiles only its lab.
 # AUTOGRADER_ROOT stands for /autograder, to try it elsewhere.
 set -euo pipefail
 root=${AUTOGRADER_ROOT:-/autograder}
@@ -13,5 +14,8 @@ if [[ ${LAB_SKIP_INSTALL:-} != 1 ]]; then
     libopenblas0 python3 python3-torch util-linux
 fi
 cmake -S "$root/source" -B "$root/build" -G Ninja -DCMAKE_CXX_COMPILER=clang++
-cmake --build "$root/build" --target lab04_attention
-chmod o= "$root/source" "$root/build"
+cmake --build "$root/build" --target lab04_attention lab04_class_runner
+# The sandbox's user must enter the project and its build (the grader hides them from each
+# compile and run); it may not list or read the results.
+chmod o=x "$root"
+chmod o=rx "$root/source" "$root/build"

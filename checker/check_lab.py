@@ -434,6 +434,12 @@ def parse_args(argv):
     return args
 
 
+def printable(text):
+    """Text with its control characters (ESC, BEL, CR, ...: a terminal would obey them) shown
+    as \\xNN; tabs and line breaks kept."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: "\\x%02x" % ord(m.group()), text)
+
+
 def write_report(path, ok, lines):
     """The report in a file, first line OK or NOT OK, written whole or not at all."""
     with open(path + ".new", "w") as f:
@@ -459,7 +465,8 @@ def main(argv):
             "check_lab: " + box.isolation]
         print("\n".join(lines), flush=True)
 
-        def echo(line):
+        def echo(line):  # the lab's own text in a line (its stderr, a name) is shown, never obeyed
+            line = printable(line)
             lines.append(line)
             print(line, flush=True)
         if args["grade"]:

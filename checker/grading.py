@@ -173,7 +173,7 @@ def gradescope_results(score, grades, parts, points, path, isolation):
     import json
     tests = [{"name": "STEP %d: %s" % (n, STEP_NAMES[n]), "number": str(n),
               "score": float(points[n - 1]) if grades[n] is None else 0.0,
-              "max_score": float(points[n - 1]), "output": parts[n]} for n in range(1, 8)]
+              "max_score": float(points[n - 1]), "output": check_lab.printable(parts[n])} for n in range(1, 8)]
     data = {"score": float(score), "output": "score: %s/%s\n%s" % (fmt(score), fmt(sum(points)), isolation),
             "stdout_visibility": "visible", "tests": tests}
     with open(path + ".new", "w") as f:

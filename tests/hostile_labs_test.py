@@ -90,9 +90,10 @@ std::vector<std::string> grader_files() {  // the checker and what it reads
   std::vector<std::string> found;
   for (int pid = getppid(); pid > 1; pid = parent_of(pid))
     for (const std::string& a : args_of(pid))
-      if (a.find("check_lab.py") != std::string::npos) {
+      if (a.find("check_lab.py") != std::string::npos || a.find("grade_class.py") != std::string::npos) {
         std::string dir = a.substr(0, a.rfind('/') + 1);
-        for (const char* f : {"check_lab.py", "grading.py", "reference_attention.py", "sandbox.py"})
+        for (const char* f : {"check_lab.py", "grading.py", "reference_attention.py", "sandbox.py",
+                              "grade_class.py", "gradebook.py", "../checker/grading.py"})
           found.push_back(dir + f);
       }
   return found;
@@ -188,7 +189,9 @@ def autograde(root, text):
         return None, run.stdout + run.stderr + "\n(results.json: %s)" % e, seconds
 
 
-def as_root(work, lesson):
+def make_autograder(work):
+    """A folder that stands for /autograder, set up by setup.sh as Gradescope does: (its path,
+    None) or (None, the failed check)."""
     root = os.path.join(work, "autograder")
     os.makedirs(os.path.join(root, "source"))
     zip_path = os.path.join(work, "autograder.zip")
@@ -201,7 +204,27 @@ def as_root(work, lesson):
     setup = subprocess.run(["bash", os.path.join(root, "source", "setup.sh")], capture_output=True, text=True,
                            env=dict(os.environ, AUTOGRADER_ROOT=root, LAB_SKIP_INSTALL="1"))
     if setup.returncode != 0:
-        return [("setup.sh builds the project", False, (setup.stdout + setup.stderr)[-2000:])], None
+        return None, ("setup.sh builds the project", False, (setup.stdout + setup.stderr)[-2000:])
+    return root, None
+
+
+def build_in(root, text, name, work):
+    """The lab built by the autograder's build (as a student would build it), copied to
+    work/bin/name: a program to give the checker."""
+    with open(os.path.join(root, "source", "lab04_attention.cpp"), "w") as f:
+        f.write(text)
+    subprocess.run(["cmake", "--build", os.path.join(root, "build"), "--target", "lab04_attention"], check=True,
+                   capture_output=True)
+    os.makedirs(os.path.join(work, "bin"), exist_ok=True)
+    built = shutil.copy(os.path.join(root, "build", "lab04_attention"), os.path.join(work, "bin", name))
+    os.chmod(built, 0o755)
+    return built
+
+
+def as_root(work, lesson):
+    root, failed = make_autograder(work)
+    if failed:
+        return [failed], None
     base = honest(lesson)
     results, output, base_seconds = autograde(root, base)
     if results is None:
@@ -223,11 +246,7 @@ def as_root(work, lesson):
                        % (base_seconds + 60), digest(os.path.join(root, "source")) == grader and not left
                        and seconds < base_seconds + 60, "processes %s, %.1f s, files %s" % (
                            left, seconds, "unchanged" if digest(os.path.join(root, "source")) == grader else "CHANGED")))
-    results, output, _ = autograde(root, with_payload(base, HOME_WRITER))
-    built = os.path.join(root, "build", "lab04_attention")
-    os.makedirs(os.path.join(work, "bin"))
-    binaries["home_writer"] = shutil.copy(built, os.path.join(work, "bin", "writes_into_the_homes"))
-    os.chmod(binaries["home_writer"], 0o755)
+    binaries["home_writer"] = build_in(root, with_payload(base, HOME_WRITER), "writes_into_the_homes", work)
     return checks, binaries
 
 

@@ -1,0 +1,237 @@
+"""A submission is hostile from its first byte: what it does before and around its run (links,
+#include and .incbin of what it should not see, compiles that never end, eat memory or flood
+messages, a compiler crash, a string that once lifted the memory limit, reading the grader's
+command line, escape sequences) raises no grade, brings no file from outside the submission
+into its feedback or results, and holds no grader past its bounds: through Gradescope's
+run_autograder (a folder that stands for /autograder, as root), through the class grader, and
+through check_lab.py --grade.
+
+usage: first_byte_test.py BUILD WORK_DIR
+
+Each attack is the honest lab of hostile_labs_test.py (5/7: no scale, softmax over dimension
+0) with something added, or a lab of its own. A secret file (mode 600, root's) stands for
+/autograder's and the instructor's files; a line of the lesson that the starter lacks stands
+for the solution. Each attack must: score at most the honest 5 (0 where it cannot compile),
+leave out of its results and feedback the secret, the lesson's line, the grader's paths and
+ESC characters, and end within the grader's stated bounds. Prints OK or NOT OK for each.
+
+Runs itself again inside a PID namespace; needs root and labs that run as a user of their
+own (skipped, exit 77, elsewhere: a chroot whose / is closed cannot hide anything from them).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import checklist
+import hostile_labs_test as hostile
+import project
+
+SECRET = "THE-SECRET-OF-ROOT"
+BOMB = "".join("#define A%d %s\n" % (i, "1,1,1,1,1,1,1,1,1,1" if i == 0 else ",".join(["A%d" % (i - 1)] * 10))
+               for i in range(10)) + "int bomb[] = { A9 };\n"
+FLOOD = "".join("int f%d(int x) { return x == x; }\n" % i for i in range(20000))  # a warning each, with its line
+SNOOP = r"""
+#include <dirent.h>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+static int snoop = [] {
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
+      std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      for (char& c : s) c = c ? c : ' ';
+      if (!s.empty()) std::printf("seen: %s\n", s.c_str());
+    }
+    closedir(d);
+  }
+  for (const char* p : {"SECRET_PATH", "LESSON_PATH"}) {
+    std::ifstream f(p);
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::printf("read %s: %s\n", p, s.c_str());
+  }
+  return 0;
+}();
+"""
+ESCAPES = ('static int escapes = (std::fputs("\\x1b]0;owned\\x07\\x1b]52;c;b3duZWQ=\\x07\\x1b[2J\\n", stderr), '
+           'std::exit(3), 0);\n')
+ASAN = ('static const char* asan = "__asan_init";\n'
+        'static int hog = [] { static std::vector<char> v(size_t(5) << 30, 1); return int(v[4096] + (asan[0] == 0)); }();\n')
+
+
+def attacks(root, secret):
+    """name: (files of the submission (text, or ("link", target)), the most it may score,
+    compile-time only (so not built for the checker))."""
+    honest = hostile.honest(open(os.path.join(project.ROOT, "lab04_attention.cpp")).read())
+    head = "#include <torch/torch.h>\n#include <cstdio>\n#include <vector>\n"
+    return {
+        "includes_dev_stdout": ({"lab04_attention.cpp": '#include "/dev/stdout"\n' + honest}, 0, True),
+        "includes_a_root_only_file": ({"lab04_attention.cpp": 'int a[] = {\n#include "%s"\n};\n' % secret + honest},
+                                      0, True),
+        "includes_the_lesson": ({"lab04_attention.cpp": '#include "%s"\n' % os.path.join(
+            project.ROOT, "lab04_attention.cpp")}, 0, True),
+        "incbins_the_built_lab": ({"lab04_attention.cpp": 'asm(".incbin \\"%s\\"");\n' % os.path.join(
+            root, "build", "lab04_attention") + honest}, 0, True),
+        "preprocessor_bomb": ({"lab04_attention.cpp": BOMB + honest}, 0, True),
+        "floods_compiler_messages": ({"lab04_attention.cpp": FLOOD + "#error stop\n" + honest}, 0, True),
+        "crashes_the_compiler": ({"lab04_attention.cpp": "#pragma clang __debug crash\n" + honest}, 0, True),
+        "links_to_a_root_only_file": ({"lab04_attention.cpp": ("link", secret)}, 0, True),
+        "links_to_a_file_of_the_system": ({"lab04_attention.cpp": ("link", "/etc/passwd")}, 0, True),
+        "lab_in_a_linked_folder": ({"src": ("link", os.path.join(root, "source"))}, 0, True),
+        # Within its 4 GiB it dies before printing: 0. Were the limit lifted, it would earn 5.
+        "names_the_sanitizer_and_takes_5_gib": ({"lab04_attention.cpp": head + ASAN + honest}, 0, False),
+        "reads_the_graders_command_line": ({"lab04_attention.cpp": head + SNOOP.replace("SECRET_PATH", secret).replace(
+            "LESSON_PATH", os.path.join(project.ROOT, "lab04_attention.cpp")) + honest}, 5, False),
+        "prints_escape_sequences": ({"lab04_attention.cpp": head + "#include <cstdlib>\n" + ESCAPES + honest}, 0, False),
+        "prints_escape_sequences_and_fails": ({"lab04_attention.cpp": head + ESCAPES.replace("stderr", "stdout")
+                                               + "#error \x1b]0;owned\x07\n" + honest}, 0, True),
+    }
+
+
+def write_submission(folder, files):
+    os.makedirs(folder)
+    for name, content in files.items():
+        path = os.path.join(folder, name)
+        if isinstance(content, tuple):
+            os.symlink(content[1], path)
+        else:
+            with open(path, "w") as f:
+                f.write(content)
+
+
+def leaks(text, root, lesson_line):
+    """What of the grader's and the class's a text holds that it must not."""
+    found = [w for w in (SECRET, lesson_line, "grade_class.py", "check_lab.py", "\x1b", "Stack dump",
+                         "PLEASE submit") if w in text]
+    return found + ["the grader's path"] * (os.path.join(root, "results") in text)
+
+
+def reproducers():
+    """Files a crashing clang leaves in /tmp."""
+    return sorted(f for f in os.listdir("/tmp") if f.startswith("lab04_attention-"))
+
+
+def through_gradescope(root, cases, lesson_line, bound):
+    checks = []
+    for name, (files, most, _) in cases.items():
+        shutil.rmtree(os.path.join(root, "submission"), ignore_errors=True)
+        write_submission(os.path.join(root, "submission"), files)
+        before = reproducers()
+        start = time.monotonic()
+        run = subprocess.run([os.path.join(root, "source", "run_autograder")], capture_output=True,
+                             env=dict(os.environ, AUTOGRADER_ROOT=root), timeout=3 * bound)
+        seconds = time.monotonic() - start
+        out = (run.stdout + run.stderr).decode("utf-8", "replace")
+        try:
+            with open(os.path.join(root, "results", "results.json")) as f:
+                text = f.read()
+            score = json.loads(text)["score"]
+        except (OSError, ValueError):
+            text, score = "", None
+        said = leaks(text + out, root, lesson_line) + ["reproducer files"] * (reproducers() != before)
+        print("gradescope %-38s score %s in %.1f s%s" % (name, score, seconds, ": leaks " + ", ".join(said) if said else ""))
+        checks.append(("Gradescope, %s: scores at most %d, leaks nothing, within %d s" % (name, most, bound),
+                       score is not None and score <= most and not said and seconds < bound,
+                       "score %s, %.1f s, leaks %s\n%s" % (score, seconds, said, (text or out)[-1500:])))
+    return checks
+
+
+def through_the_class(build, root, cases, lesson_line, work, bound):
+    folder = os.path.join(work, "class")
+    for name, (files, _, _) in cases.items():
+        write_submission(os.path.join(folder, name), files)
+    grades = os.path.join(work, "grades")
+    start = time.monotonic()
+    run = subprocess.run([sys.executable, os.path.join(project.ROOT, "grader", "grade_class.py"), "-j", "2",
+                          "--build", build, "--hide", root, folder, grades], capture_output=True, timeout=bound * len(cases))
+    seconds = time.monotonic() - start
+    out = (run.stdout + run.stderr).decode("utf-8", "replace")
+    print("class of %d: exit %d in %.1f s" % (len(cases), run.returncode, seconds))
+    checks = [("the class grader grades the class of attacks (exit 0)", run.returncode == 0, out[-2000:])]
+    if run.returncode != 0:
+        return checks
+    with open(os.path.join(grades, "class.json")) as f:
+        rows = {r["student"]: r for r in json.load(f)["rows"]}
+    for name, (_, most, _) in cases.items():
+        r = rows.get(name, {})
+        with open(os.path.join(grades, "feedback", name + ".txt"), encoding="utf-8") as f:
+            said = leaks(f.read() + json.dumps(r), root, lesson_line)
+        print("class      %-38s score %s (%s)%s" % (name, r.get("score"), r.get("status"), ": leaks " + ", ".join(said) if said else ""))
+        checks.append(("class, %s: scores at most %d, its feedback and row leak nothing" % (name, most),
+                       r.get("score", 99) <= most and not said, "%s; leaks %s" % (json.dumps(r)[:1500], said)))
+    for f in ("grades.csv", "summary.md"):
+        with open(os.path.join(grades, f), encoding="utf-8") as g:
+            said = leaks(g.read(), root, lesson_line)
+        checks.append(("class: %s holds nothing it must not" % f, not said, said))
+    return checks
+
+
+def through_the_checker(root, cases, lesson_line, work):
+    checks = []
+    for name, (files, most, compile_only) in cases.items():
+        if compile_only:
+            continue
+        lab = hostile.build_in(root, files["lab04_attention.cpp"], name, work)
+        run = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
+                             capture_output=True, timeout=600, env={k: v for k, v in os.environ.items()
+                                                                    if k != "LAB_SANITIZED"})
+        out = (run.stdout + run.stderr).decode("utf-8", "replace")
+        score = next((l.split()[1] for l in out.splitlines() if l.startswith("score: ")), None)
+        said = leaks(out, root, lesson_line)
+        print("check_lab  %-38s score %s%s" % (name, score, ": leaks " + ", ".join(said) if said else ""))
+        checks.append(("check_lab.py --grade, %s: scores at most %d, prints nothing it must not" % (name, most),
+                       score is not None and float(score.split("/")[0]) <= most and not said,
+                       "score %s, leaks %s\n%s" % (score, said, out[-1500:])))
+    return checks
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("first_byte_test: usage: first_byte_test.py BUILD WORK_DIR", file=sys.stderr)
+        return 2
+    if os.environ.get("LAB04_FIRST_BYTE_NAMESPACE") != "1":
+        probe = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True, text=True)
+        if probe.returncode != 0:
+            print("SKIPPED: hostile labs run only inside a PID namespace, and none can be made here (%s)"
+                  % probe.stderr.strip())
+            return 77
+        env = dict(os.environ, LAB04_FIRST_BYTE_NAMESPACE="1")
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable,
+                               os.path.abspath(__file__)] + argv, env=env).returncode
+    import sandbox
+    box = sandbox.Sandbox("/bin/true")
+    box.close()
+    if os.geteuid() != 0 or box.mode != "user":
+        print("SKIPPED: needs root, and labs that run as a user of their own: " + box.isolation)
+        return 77
+    build, work = argv
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    root, failed = hostile.make_autograder(work)
+    if failed:
+        return checklist.report([failed])
+    secret = os.path.join(root, "secret", "notes.txt")  # the instructor's, root's alone
+    os.makedirs(os.path.dirname(secret), mode=0o700)
+    with open(secret, "w") as f:
+        f.write("#error %s\n" % SECRET)
+    os.chmod(secret, 0o600)
+    lesson_line = "scores.mul_(1.0 / std::sqrt(double(HEAD)))"  # the solution's: the starter has a blank
+    cases = attacks(root, secret)
+    only = os.environ.get("LAB04_ONLY")  # a few attacks by name, to try a change
+    cases = {k: v for k, v in cases.items() if not only or k in only.split(",")}
+    sys.path.insert(0, os.path.join(project.ROOT, "grader"))
+    import grade_class
+    bound = grade_class.COMPILE_TIMEOUT + 60  # a compile's bound, and a minute for the rest
+    checks = through_gradescope(root, cases, lesson_line, bound)
+    checks += through_the_class(build, root, cases, lesson_line, work, bound)
+    checks += through_the_checker(root, cases, lesson_line, work)
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

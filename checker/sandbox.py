@@ -261,6 +261,27 @@ def sanitizer_build():
     return os.environ.get("LAB_SANITIZED") == "1"
 
 
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checker's project
+# Run as root in a mount namespace of the run's own, before the lab's user is taken: a /proc
+# that shows only that user's processes, and an empty read-only folder over each path named.
+OUT_OF_SIGHT = ('set -e; mount -t proc -o hidepid="$1" proc /proc; shift; '
+                'while [ "$1" != -- ]; do mount -t tmpfs -o size=4k,mode=755,ro lab04 "$1"; shift; done; shift; '
+                'exec "$@"')
+_root_hidepid = []
+
+
+def root_hidepid():
+    """As root: the hidepid value a mount namespace's /proc takes here ("invisible", "2"), or
+    None where root cannot make one (a container without the right)."""
+    if os.geteuid() != 0:
+        return None
+    if not _root_hidepid:
+        _root_hidepid.append(next((h for h in ("invisible", "2") if _works(
+            ["unshare", "--mount", "--propagation", "private", "mount", "-t", "proc", "-o", "hidepid=" + h, "proc",
+             "/proc"])), None))
+    return _root_hidepid[0]
+
+
 class Sandbox:
     def __init__(self, lab, module=None, runtime=None):
         """lab: the program to run; or, with module and runtime, the class grader's runner
@@ -283,7 +304,13 @@ class Sandbox:
                 self.loads.append(name)
         self.home = os.path.join(self.work, "home")
         self.libraries = self._library_folders(runtime or lab)
+        system = ("/usr", "/bin", "/sbin", "/lib", "/etc", "/opt", "/tmp", "/var", "/home", "/root")
+        self.hidden = [f for f in self._hidden([PROJECT, os.path.dirname(os.path.realpath(lab))])
+                       if f not in system and not f.startswith(tuple(d + "/" for d in system[:6]))
+                       and not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
         self.isolation = self._describe()
+        if self.mode == "user" and root_hidepid():
+            self.isolation += "; the project, the lab's build folder and other users' processes hidden from it"
         become_subreaper()
         atexit.register(self.close)
 
@@ -390,8 +417,9 @@ class Sandbox:
         line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
         limits = self._limits(timeout) if shutil.which("prlimit") else []
         if self.mode == "user":
-            return (limits + ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid, "--clear-groups",
-                              "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
+            return (self._out_of_sight() + limits + ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid,
+                                                     "--clear-groups", "--no-new-privs", "--inh-caps=-all",
+                                                     "--bounding-set=-all", "--"]
                     + line_by_line + [self.lab] + args), self.home
         if self.mode == "bwrap":
             inside = "/tmp/lab04"
@@ -418,6 +446,16 @@ class Sandbox:
                      "unshare", "--user", "--map-user=%d" % os.getuid(), "--map-group=%d" % os.getgid(), "--mount",
                      "--"] + limits + line_by_line + [self.lab] + args), self.home
         return limits + line_by_line + [self.lab] + args, self.home
+
+    def _out_of_sight(self):
+        """As root, where a mount namespace can be made: the command that runs the lab with the
+        grader's processes out of its sight (/proc shows only its user's) and the project (the
+        checker, the lesson) and the lab's build folder hidden by empty folders. [] elsewhere."""
+        hidepid = root_hidepid()
+        if not hidepid:
+            return []
+        return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", OUT_OF_SIGHT, "sh", hidepid] + \
+            self.hidden + ["--"]
 
     def seen(self, name):
         """Where the lab sees a file of its bin folder."""

@@ -312,7 +312,8 @@ def run_compiler(command, work):
     COMPILER_OUTPUT bytes: past that, or past COMPILE_TIMEOUT, it is stopped."""
     import select
     process = subprocess.Popen(command, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+                               stderr=subprocess.STDOUT, start_new_session=True,
+                               env=dict(os.environ, TMPDIR=work))  # a crash's reproducer files: removed with it
     deadline, chunks, size, limit = time.monotonic() + COMPILE_TIMEOUT, [], 0, None
     with process.stdout:
         while True:

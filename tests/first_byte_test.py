@@ -36,24 +36,32 @@ FLOOD = "".join("int f%d(int x) { return x == x; }\n" % i for i in range(20000))
 SNOOP = r"""
 #include <dirent.h>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+static std::string read_all(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+// What it finds goes into the first line of its errors, which a report quotes when a lab
+// prints nothing: the secret, the lesson's line, every Python command line it can see.
 static int snoop = [] {
+  std::string found = read_all("SECRET_PATH").substr(0, 40) + " | ";
+  std::string lesson = read_all("LESSON_PATH");
+  size_t at = lesson.find("scores.mul_(");
+  if (at != std::string::npos) found += lesson.substr(at, 44) + " | ";
   if (DIR* d = opendir("/proc")) {
     while (dirent* e = readdir(d)) {
-      std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
-      std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      std::string s = read_all(std::string("/proc/") + e->d_name + "/cmdline");
       for (char& c : s) c = c ? c : ' ';
-      if (!s.empty()) std::printf("seen: %s\n", s.c_str());
+      if (s.find(".py") != std::string::npos) found += s.substr(s.find(".py") > 60 ? s.find(".py") - 60 : 0, 80) + " | ";
     }
     closedir(d);
   }
-  for (const char* p : {"SECRET_PATH", "LESSON_PATH"}) {
-    std::ifstream f(p);
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::printf("read %s: %s\n", p, s.c_str());
-  }
+  for (char& c : found) c = c == '\n' ? ' ' : c;
+  std::fprintf(stderr, "%s\n", found.c_str());
+  std::exit(3);
   return 0;
 }();
 """
@@ -63,9 +71,10 @@ ASAN = ('static const char* asan = "__asan_init";\n'
         'static int hog = [] { static std::vector<char> v(size_t(5) << 30, 1); return int(v[4096] + (asan[0] == 0)); }();\n')
 
 
-def attacks(root, secret):
+def attacks(root, secret, solution):
     """name: (files of the submission (text, or ("link", target)), the most it may score,
-    compile-time only (so not built for the checker))."""
+    compile-time only (so not built for the checker)). solution: where the lesson lies that
+    this path must hide (Gradescope: in /autograder; elsewhere: the project's)."""
     honest = hostile.honest(open(os.path.join(project.ROOT, "lab04_attention.cpp")).read())
     head = "#include <torch/torch.h>\n#include <cstdio>\n#include <vector>\n"
     return {
@@ -85,7 +94,7 @@ def attacks(root, secret):
         # Within its 4 GiB it dies before printing: 0. Were the limit lifted, it would earn 5.
         "names_the_sanitizer_and_takes_5_gib": ({"lab04_attention.cpp": head + ASAN + honest}, 0, False),
         "reads_the_graders_command_line": ({"lab04_attention.cpp": head + SNOOP.replace("SECRET_PATH", secret).replace(
-            "LESSON_PATH", os.path.join(project.ROOT, "lab04_attention.cpp")) + honest}, 5, False),
+            "LESSON_PATH", solution) + honest}, 0, False),
         "prints_escape_sequences": ({"lab04_attention.cpp": head + "#include <cstdlib>\n" + ESCAPES + honest}, 0, False),
         "prints_escape_sequences_and_fails": ({"lab04_attention.cpp": head + ESCAPES.replace("stderr", "stdout")
                                                + "#error \x1b]0;owned\x07\n" + honest}, 0, True),
@@ -221,15 +230,19 @@ def main(argv):
         f.write("#error %s\n" % SECRET)
     os.chmod(secret, 0o600)
     lesson_line = "scores.mul_(1.0 / std::sqrt(double(HEAD)))"  # the solution's: the starter has a blank
-    cases = attacks(root, secret)
+    solution = os.path.join(root, "solution", "lab04_attention.cpp")  # an instructor's, in /autograder
+    os.makedirs(os.path.dirname(solution))
+    shutil.copy(os.path.join(project.ROOT, "lab04_attention.cpp"), solution)
     only = os.environ.get("LAB04_ONLY")  # a few attacks by name, to try a change
-    cases = {k: v for k, v in cases.items() if not only or k in only.split(",")}
+    cases = {k: v for k, v in attacks(root, secret, solution).items() if not only or k in only.split(",")}
+    ours = {k: v for k, v in attacks(root, secret, os.path.join(project.ROOT, "lab04_attention.cpp")).items()
+            if k in cases}
     sys.path.insert(0, os.path.join(project.ROOT, "grader"))
     import grade_class
     bound = grade_class.COMPILE_TIMEOUT + 60  # a compile's bound, and a minute for the rest
     checks = through_gradescope(root, cases, lesson_line, bound)
-    checks += through_the_class(build, root, cases, lesson_line, work, bound)
-    checks += through_the_checker(root, cases, lesson_line, work)
+    checks += through_the_class(build, root, ours, lesson_line, work, bound)
+    checks += through_the_checker(root, ours, lesson_line, work)
     return checklist.report(checks)
 
 

@@ -7,7 +7,9 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       privileges (no_new_privs, no capabilities), an empty working folder of its own, a
       minimal environment. Every process of that user is killed after each run, and the
       checker sees that none is left before it goes on. Files it left in /tmp, /var/tmp,
-      /dev/shm and /run/lock, at any depth, and its System V IPC objects are removed. The
+      /dev/shm and /run/lock, at any depth, and its System V IPC objects are removed. Where
+      root may make a mount namespace, each run has one: /proc shows only its user's
+      processes, and the project and the lab's build folder are hidden (OUT_OF_SIGHT). The
       class grader's runs (Runner, ForkedBox) also get, where root may make namespaces, a
       private tmpfs for each of those and their home, an IPC namespace, and a cgroup per
       worker (at most one core and MEMORY for all of a student's processes).

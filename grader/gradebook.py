@@ -41,6 +41,13 @@ def plain(text, keep="\n"):
                   text)
 
 
+def md(text):
+    """Student data quoted in Markdown (summary.md): what could become an HTML tag, a link, a
+    code span or a table's column (< > [ ] ` |) is escaped with a backslash, so it shows as
+    written."""
+    return re.sub(r"([<>\[\]`|])", r"\\\1", text)
+
+
 def cell(text):
     """A CSV cell of student data, safe to open in a spreadsheet: one that could start a
     formula (=, +, -, @, or a tab or carriage return before one) gets a leading apostrophe,
@@ -110,7 +117,7 @@ def summary_text(rows, points):
     made = {}
     for r in rows:
         for mid, _ in mistake_names(r.get("mistake")):
-            made.setdefault(mid, []).append(name_of(r))
+            made.setdefault(mid, []).append(md(name_of(r)))
     lines += ["", "## Known mistakes, by the number of students who made them", ""]
     if not made:
         lines.append("None: no lab's numbers are those of a known mistake.")
@@ -122,17 +129,18 @@ def summary_text(rows, points):
     if not unexplained:
         lines.append("None.")
     for r in unexplained:
-        lines.append("- %s (%s/%s, %s): %s" % (name_of(r), fmt(r["score"]), fmt(r["max_score"]), r["status"],
-                                               r["diagnosis"] or "no diagnosis"))
-        lines += ["  - " + s for s in r.get("same_tensor", [])]
+        lines.append("- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["status"],
+                                               md(r["diagnosis"]) or "no diagnosis"))
+        lines += ["  - " + md(s) for s in r.get("same_tensor", [])]
     stopped = [r for r in graded if r["status"] != "graded"]
     if stopped:
         lines += ["", "## Labs that did not run to the end", ""] + [
-            "- %s (%s/%s, %s): %s" % (name_of(r), fmt(r["score"]), fmt(r["max_score"]), r["status"], r["diagnosis"])
+            "- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["status"], md(r["diagnosis"]))
             for r in stopped]
     others = [r for r in rows if r not in graded]
     if others:
-        lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (name_of(r), r["status"], r["diagnosis"]) for r in others]
+        lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (md(name_of(r)), r["status"], md(r["diagnosis"]))
+                                              for r in others]
     return "\n".join(plain(line, keep="") for line in lines) + "\n"
 
 

@@ -30,6 +30,7 @@ import hostile_labs_test as hostile
 import project
 
 SECRET = "THE-SECRET-OF-ROOT"
+MARKDOWN_NAME = "[click](javascript:alert(1))<b>bold"  # a student's folder
 BOMB = "".join("#define A%d %s\n" % (i, "1,1,1,1,1,1,1,1,1,1" if i == 0 else ",".join(["A%d" % (i - 1)] * 10))
                for i in range(10)) + "int bomb[] = { A9 };\n"
 FLOOD = "".join("int f%d(int x) { return x == x; }\n" % i for i in range(20000))  # a warning each, with its line
@@ -153,6 +154,8 @@ def through_the_class(build, root, cases, lesson_line, work, bound):
     folder = os.path.join(work, "class")
     for name, (files, _, _) in cases.items():
         write_submission(os.path.join(folder, name), files)
+    honest = hostile.honest(open(os.path.join(project.ROOT, "lab04_attention.cpp")).read())
+    write_submission(os.path.join(folder, MARKDOWN_NAME), {"lab04_attention.cpp": honest})
     grades = os.path.join(work, "grades")
     start = time.monotonic()
     run = subprocess.run([sys.executable, os.path.join(project.ROOT, "grader", "grade_class.py"), "-j", "2",
@@ -172,6 +175,11 @@ def through_the_class(build, root, cases, lesson_line, work, bound):
         print("class      %-38s score %s (%s)%s" % (name, r.get("score"), r.get("status"), ": leaks " + ", ".join(said) if said else ""))
         checks.append(("class, %s: scores at most %d, its feedback and row leak nothing" % (name, most),
                        r.get("score", 99) <= most and not said, "%s; leaks %s" % (json.dumps(r)[:1500], said)))
+    with open(os.path.join(grades, "summary.md"), encoding="utf-8") as f:
+        summary = f.read()
+    checks.append(("class: a name made of Markdown (a link, an HTML tag) is shown as written in summary.md",
+                   "<b>" not in summary and "[click](" not in summary and "\\[click\\](" in summary,
+                   [l for l in summary.splitlines() if "click" in l]))
     for f in ("grades.csv", "summary.md"):
         with open(os.path.join(grades, f), encoding="utf-8") as g:
             said = leaks(g.read(), root, lesson_line)

@@ -87,6 +87,8 @@ def attacks(root, secret, solution):
         "incbins_the_built_lab": ({"lab04_attention.cpp": 'asm(".incbin \\"%s\\"");\n' % os.path.join(
             root, "build", "lab04_attention") + honest}, 0, True),
         "preprocessor_bomb": ({"lab04_attention.cpp": BOMB + honest}, 0, True),
+        "template_bomb": ({"lab04_attention.cpp": "#include <utility>\nauto bomb = std::make_index_sequence<200000000>{};\n"
+                           + honest}, 0, True),
         "floods_compiler_messages": ({"lab04_attention.cpp": FLOOD + "#error stop\n" + honest}, 0, True),
         "crashes_the_compiler": ({"lab04_attention.cpp": "#pragma clang __debug crash\n" + honest}, 0, True),
         "links_to_a_root_only_file": ({"lab04_attention.cpp": ("link", secret)}, 0, True),

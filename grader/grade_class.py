@@ -275,7 +275,7 @@ def compile_needs(command):
 def compile_lab(text, work, compile_command, paths):
     """Compiles and links the lab (its text, as the grader read it) as a module in work, within
     the compile's limits: (module path, None), or (None, (status, errors)) with status "did
-    not compile" or "did not compile (limit)"."""
+    not compile", "did not compile (limit)", or "grader error" (killed from outside, twice)."""
     directory, command = compile_command
     lab = os.path.join(work, "lab04_attention.cpp")
     with open(lab, "w", encoding="utf-8") as f:
@@ -295,6 +295,12 @@ def compile_lab(text, work, compile_command, paths):
              paths["module_link"].split() + ["-o", "lab04_module.so", "lab04_attention.o"]]
     for step in steps:
         status, output, limit = run_compiler(prefix + limits + step, work)
+        if limit == KILLED:  # once more: a kill from outside is no limit of the student's
+            time.sleep(1)
+            status, output, limit = run_compiler(prefix + limits + step, work)
+            if limit == KILLED:
+                return None, ("grader error", "the compile was killed twice by a signal none of its limits sends "
+                              "(the system's out-of-memory killer, say)")
         if limit:
             return None, ("did not compile (limit)", "lab04_attention.cpp: the compile %s, and was stopped (its limits: "
                           "%d s, %d s of CPU, %d GiB of memory, %d kB of messages, files of %d MB)" % (
@@ -345,11 +351,14 @@ def run_compiler(command, work):
         return status, output, "used more than %d s of CPU" % COMPILE_CPU
     if status == -signal.SIGXFSZ:
         return status, output, "wrote a file larger than %d MB" % (COMPILE_FILE >> 20)
-    if status != 0 and (status == -signal.SIGKILL or OUT_OF_MEMORY.search(output[-8192:])):
+    if status != 0 and OUT_OF_MEMORY.search(output):  # its address space: the allocation fails
         return status, output, "ran out of its %d GiB of memory" % (COMPILE_MEMORY >> 30)
+    if status == -signal.SIGKILL:  # not a limit of its own (those are signals it can name, or ENOMEM)
+        return status, output, KILLED
     return status, output, None
 
 
+KILLED = "was killed from outside"  # by no limit of the compile's: the system's OOM killer, an operator
 OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memory|memory exhausted")
 
 
@@ -431,6 +440,8 @@ def grade_one(student, compile_command, points, timeout):
     try:
         module, failed = compile_lab(student.text, work, compile_command, Worker.paths)
         row["seconds"] = {"compile": time.monotonic() - clock}
+        if module is None and failed[0] == "grader error":
+            return grader_error(student, points, failed[1])
         if module is None and not students_own(*failed) and not control_compiles(compile_command):
             lines = failed[1].strip().splitlines()
             return grader_error(student, points, "the compile failed, and not on the lab's code: %s"

@@ -307,9 +307,10 @@ class Sandbox:
         self.home = os.path.join(self.work, "home")
         self.libraries = self._library_folders(runtime or lab)
         system = ("/usr", "/bin", "/sbin", "/lib", "/etc", "/opt", "/tmp", "/var", "/home", "/root")
-        self.hidden = [f for f in self._hidden([PROJECT, os.path.dirname(os.path.realpath(lab))])
-                       if f not in system and not f.startswith(tuple(d + "/" for d in system[:6]))
-                       and not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
+        hidden = [f for f in self._hidden([PROJECT, os.path.dirname(os.path.realpath(lab))])
+                  if f not in system and not f.startswith(tuple(d + "/" for d in system[:6]))
+                  and not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
+        self.hidden = [f for f in hidden if not any(f.startswith(h.rstrip("/") + "/") for h in hidden)]  # outermost
         self.isolation = self._describe()
         if self.mode == "user" and root_hidepid():
             self.isolation += "; the project, the lab's build folder and other users' processes hidden from it"

@@ -179,6 +179,8 @@ def through_the_class(build, root, cases, lesson_line, work, bound):
                        r.get("score", 99) <= most and not said, "%s; leaks %s" % (json.dumps(r)[:1500], said)))
     with open(os.path.join(grades, "summary.md"), encoding="utf-8") as f:
         summary = f.read()
+    checks.append(("class: the honest lab beside the attacks scores 5 (the attacks' 0 is theirs)",
+                   rows.get(MARKDOWN_NAME, {}).get("score") == 5, rows.get(MARKDOWN_NAME)))
     checks.append(("class: a name made of Markdown (a link, an HTML tag) is shown as written in summary.md",
                    "<b>" not in summary and "[click](" not in summary and "\\[click\\](" in summary,
                    [l for l in summary.splitlines() if "click" in l]))
@@ -190,7 +192,13 @@ def through_the_class(build, root, cases, lesson_line, work, bound):
 
 
 def through_the_checker(root, cases, lesson_line, work):
-    checks = []
+    honest = hostile.honest(open(os.path.join(project.ROOT, "lab04_attention.cpp")).read())
+    lab = hostile.build_in(root, honest, "honest", work)
+    run = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
+                         capture_output=True, timeout=600)
+    out = (run.stdout + run.stderr).decode("utf-8", "replace")
+    checks = [("check_lab.py --grade: the honest lab scores 5/7 in the same sandbox (the attacks' 0 is theirs)",
+               "\nscore: 5/7\n" in out, out[-1500:])]
     for name, (files, most, compile_only) in cases.items():
         if compile_only:
             continue

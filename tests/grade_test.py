@@ -1,10 +1,12 @@
 """check_lab.py --grade takes from a lab exactly the points of the steps it got wrong.
 
-usage: grade_test.py [--report FILE] LAB LOST
+usage: grade_test.py [--report FILE [--built PROGRAM]] LAB LOST
   LAB   a built lab (the lesson, or a mutant of tests/CMakeLists.txt)
   LOST  the STEPs it must lose, joined by commas, or "none" for full marks
   --report FILE  the checker's report on LAB (check_lab.py --report): when it says NOT OK
         about this build of LAB, the test says SKIPPED and why (it needs right numbers)
+  --built PROGRAM  the lab's program, whose date says which build the report is about, when
+        LAB stands in for it (build/tests/lab04_fast, which an edit of the lab does not rebuild)
 
 Runs the grade, prints it, then OK or NOT OK with the steps expected and the steps lost.
 """
@@ -28,10 +30,12 @@ def numbers_known_wrong(report, lab):
 
 
 def main(argv):
-    report = None
+    report = built = None
     if argv[:1] == ["--report"] and len(argv) > 1:
         report, argv = argv[1], argv[2:]
-    if len(argv) == 2 and report and numbers_known_wrong(report, argv[0]):
+        if argv[:1] == ["--built"] and len(argv) > 1:
+            built, argv = argv[1], argv[2:]
+    if len(argv) == 2 and report and numbers_known_wrong(report, built or argv[0]):
         print("SKIPPED: needs right numbers, and the checker found this lab's wrong: see the test "
               "every_step_of_the_lab_matches_the_reference_in_every_case, or %s" % report)
         return 0

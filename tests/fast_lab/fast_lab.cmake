@@ -1,0 +1,52 @@
+# The tests' fast path (included by tests/CMakeLists.txt): build/tests/lab04_fast stands in for
+# build/lab04_attention in the default preset's tests, and runs the lab in a child of
+# build/tests/lab04_fast_server, which has loaded LibTorch once (client.cpp and server.cpp say
+# how). A test run then pays LibTorch's 0.65 s start once, not at each of its ~30 runs.
+#
+# Built by the default build, cheaply: after an edit only lab04_test_module is relinked (0.02 s:
+# the lab's own object, no library). Its pieces are those of the watch's else() branch
+# (cmake/watch.cmake), but of their own: the watch's lab04_runtime needs, with clang, a long
+# one-off compile. Only on Linux (SCM_RIGHTS, signalfd, PR_SET_PDEATHSIG), and not in a
+# sanitizer build (an ASan module cannot be loaded into a plain process): there the tests run
+# the lab itself. Sets fast_lab to the program the tests run.
+set(fast_lab ${lab})
+if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux" OR LAB_SANITIZE)
+  return()
+endif()
+add_library(lab04_test_runtime SHARED ${CMAKE_CURRENT_LIST_DIR}/runtime.cpp)
+lab_settings(lab04_test_runtime)
+# An empty file needs no precompiled header, whose position-independence (clang's PIE) is not a
+# shared library's -fPIC; the runtime holds the precompiled header's instances all the same.
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/runtime.cpp PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+# The module links no library (it is only ever loaded after the runtime); both bind their own
+# symbols to themselves (-Bsymbolic): program objects then serve a module (g++'s are built
+# -fPIC by lab_settings).
+add_library(lab04_test_module MODULE $<TARGET_OBJECTS:lab04_lesson>)
+foreach(target lab04_test_runtime lab04_test_module)
+  target_link_options(${target} PRIVATE -Wl,-Bsymbolic)
+endforeach()
+set(fast_dir ${CMAKE_CURRENT_BINARY_DIR})
+set(fast_paths FAST_LAB_FOLDER="${fast_dir}" FAST_LAB_SERVER="$<TARGET_FILE:lab04_fast_server>")
+add_executable(lab04_fast_server ${CMAKE_CURRENT_LIST_DIR}/server.cpp)
+add_executable(lab04_fast ${CMAKE_CURRENT_LIST_DIR}/client.cpp)
+foreach(target lab04_fast_server lab04_fast)  # small and plain: neither links LibTorch
+  lab_standard(${target})
+  target_compile_definitions(${target} PRIVATE ${fast_paths})
+endforeach()
+target_compile_definitions(lab04_fast_server PRIVATE FAST_LAB_RUNTIME="$<TARGET_FILE:lab04_test_runtime>"
+                                                     FAST_LAB_MODULE="$<TARGET_FILE:lab04_test_module>")
+target_link_libraries(lab04_fast_server PRIVATE ${CMAKE_DL_LIBS})
+target_compile_definitions(lab04_fast PRIVATE FAST_LAB_REAL_LAB="$<TARGET_FILE:lab04_attention>")
+add_dependencies(lab04_fast lab04_fast_server lab04_test_module lab04_test_runtime lab04_attention)
+set(fast_lab $<TARGET_FILE:lab04_fast>)
+
+# Every test that runs the client requires the fixture fast_lab: the server starts first (it
+# loads LibTorch while the first tests start: their clients wait for it), and is stopped after
+# the last, so that no process outlives the test run. Without a server each client runs the
+# lab itself: neither can fail a student's run.
+add_test(NAME the_lab_server_starts_before_the_tests_that_run_the_lab
+         COMMAND lab04_fast_server start --minimal)
+add_test(NAME the_lab_server_stops_after_the_tests_that_run_the_lab
+         COMMAND lab04_fast_server stop)
+set_tests_properties(the_lab_server_starts_before_the_tests_that_run_the_lab PROPERTIES FIXTURES_SETUP fast_lab)
+set_tests_properties(the_lab_server_stops_after_the_tests_that_run_the_lab PROPERTIES FIXTURES_CLEANUP fast_lab)

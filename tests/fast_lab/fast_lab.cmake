@@ -40,10 +40,11 @@ target_compile_definitions(lab04_fast PRIVATE FAST_LAB_REAL_LAB="$<TARGET_FILE:l
 add_dependencies(lab04_fast lab04_fast_server lab04_test_module lab04_test_runtime lab04_attention)
 set(fast_lab $<TARGET_FILE:lab04_fast>)
 
-# Every test that runs the client requires the fixture fast_lab: the server starts first (it
-# loads LibTorch while the first tests start: their clients wait for it), and is stopped after
-# the last, so that no process outlives the test run. Without a server each client runs the
-# lab itself: neither can fail a student's run.
+# Every test that runs the client requires the fixture fast_lab: the checker's server (the
+# checker runs labs in a minimal environment, fast_lab.h) starts first, loading LibTorch while
+# the checker's Python starts; the server for ctest's environment, if another, is started by
+# its first client. All are stopped after the last test, so that no process outlives the test
+# run. Without a server each client runs the lab itself: neither test can fail a student's run.
 add_test(NAME the_lab_server_starts_before_the_tests_that_run_the_lab
          COMMAND lab04_fast_server start --minimal)
 add_test(NAME the_lab_server_stops_after_the_tests_that_run_the_lab

@@ -1,8 +1,8 @@
 // lab04_fast_server: LibTorch loaded once, for the tests' runs of the lab (tests/fast_lab/).
 //
 //   lab04_fast_server start [--minimal]   make sure a fresh server runs for this environment
-//                             (--minimal: also for the checker's, fast_lab.h says why): start
-//                             one unless one answers, and return at once (it loads LibTorch
+//                             (--minimal: for the checker's, fast_lab.h says why): start one
+//                             unless one answers, and return at once (it loads LibTorch
 //                             meanwhile; its first clients wait for it)
 //   lab04_fast_server stop    ask this build's servers to stop, and wait until they have
 //   lab04_fast_server serve [FD]   be the server (start runs this, as a daemon; FD: the start
@@ -478,22 +478,20 @@ int stop() {
   return 0;
 }
 
-// `start`: a server for this environment, and with --minimal one for the environment without
-// any variable read at load (the checker's, which runs its labs with PATH, HOME, TMPDIR and
-// LANG only). Never fails a test run: without a server each client runs the real lab.
+// `start`: a server for this environment; with --minimal, for this environment without any
+// variable read at load: the checker's (it runs its labs with PATH, HOME, TMPDIR and LANG
+// only), which is the first to run labs in a test run. Never fails a test run: without a
+// server each client runs the real lab.
 int start(bool minimal) {
-  if (!ensure_server(place_for(environ), /*wait=*/false))
-    std::printf("lab04_fast_server: no server could be started; the tests run the lab itself\n");
-  if (!minimal) return 0;
   std::vector<std::string> kept;
   for (char** e = environ; *e; ++e)
-    if (!read_at_load(*e)) kept.push_back(*e);
+    if (!minimal || !read_at_load(*e)) kept.push_back(*e);
   std::vector<char*> env;
   for (std::string& e : kept) env.push_back(e.data());
   env.push_back(nullptr);
   environ = env.data();
   if (!ensure_server(place_for(environ), /*wait=*/false))
-    std::printf("lab04_fast_server: no server could be started for a minimal environment\n");
+    std::printf("lab04_fast_server: no server could be started; the tests run the lab itself\n");
   return 0;
 }
 

@@ -2,6 +2,9 @@
 #   cmake -DLAB=<lab> -DARGS=<arguments joined by |> [-DREPORT=<the checker's report>]
 #         -P same_output_across_threads.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/skip_if_numbers_wrong.cmake)
+if(numbers_known_wrong)  # skipped: no run of the lab (it would fail for the checker's reason)
+  return()
+endif()
 string(REPLACE "|" ";" args "${ARGS}")
 foreach(threads 1 2)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=${threads} "${LAB}" ${args}

@@ -108,7 +108,8 @@ void close_received(Request& r) {
   r.count = 0;
 }
 
-// Sets a stdio stream's buffering as stdbuf's library would from _STDBUF_O/_STDBUF_E.
+// Sets a stdio stream's buffering as stdbuf's library would from _STDBUF_O or _STDBUF_E:
+// L by lines, 0 unbuffered, else a buffer of that many bytes (K, M, G: times 1024, 1024^2, ...).
 void buffer_as_stdbuf(FILE* stream, const char* mode) {
   if (!mode || !*mode) return;
   if (std::strcmp(mode, "L") == 0) {
@@ -118,13 +119,8 @@ void buffer_as_stdbuf(FILE* stream, const char* mode) {
   } else {
     char* end = nullptr;
     unsigned long long size = std::strtoull(mode, &end, 10);
-    for (const char* unit = "KMG"; end && *end && *unit; ++unit, size *= 1024)
-      if (*end == *unit) {
-        size *= 1024;
-        if (unit[0] == 'M') size *= 1024;
-        if (unit[0] == 'G') size *= 1024 * 1024;
-        break;
-      }
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    size <<= shift;
     if (size > 0 && size < (1ull << 31))
       std::setvbuf(stream, static_cast<char*>(std::malloc(size)), _IOFBF, size);
   }

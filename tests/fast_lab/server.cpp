@@ -126,9 +126,11 @@ void buffer_as_stdbuf(FILE* stream, const char* mode) {
   }
 }
 
-[[noreturn]] void become_lab(Request& r, std::vector<char*>& argv, std::vector<char*>& env) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the server
-  setpgid(0, 0);                     // its leftovers are killed with its group
+[[noreturn]] void become_lab(Request& r, std::vector<char*>& argv, std::vector<char*>& env,
+                             pid_t server) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);     // never outlives the server
+  if (getppid() != server) _exit(125);  // it died before that was set
+  setpgid(0, 0);                        // its leftovers are killed with its group
   for (int sig = 1; sig < NSIG; ++sig)
     if (sig != SIGKILL && sig != SIGSTOP)
       signal(sig, (r.fixed.ignored >> (sig - 1)) & 1 ? SIG_IGN : SIG_DFL);
@@ -321,8 +323,8 @@ void accept_client() {
     close(fd);
     return;
   }
-  pid_t pid = fork();
-  if (pid == 0) become_lab(r, argv, env);
+  pid_t server = getpid(), pid = fork();
+  if (pid == 0) become_lab(r, argv, env, server);
   close_received(r);  // the lab's, not this process's: a pipe must close when the lab ends
   if (pid < 0 || !send_record(fd, kGo, pid)) {
     if (pid > 0) kill(pid, SIGKILL);  // its client is gone; reaped below

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """check_lab.py: checks a build of the lab step by step, and names a known mistake.
 
-usage: check_lab.py [--timeout SECONDS] [--report FILE] LAB [CASE ...]
+usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] LAB [CASE ...]
        check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
   CASE  seed,tokens,embed,head, then optionally ,no-scale and/or ,no-mask
         (default: cases.py's DEFAULT_CASES, or GRADE_CASES with --grade)
   --timeout SECONDS  how long one run of the lab may take (default 60)
+  --json FILE        also write the verdict's parts to FILE, as values: {"ok": true or false,
+                     "first": the lines of the first case NOT OK (with --grade: the cases the
+                     lab did not run to their end), "ending": the lines after the cases (the
+                     diagnosis and the count; with --grade, each STEP and the score)}; what
+                     tools/report_failures.py shows
   --report FILE      also write the report to FILE; its first line is OK or NOT OK (the
                      tests read it to skip those that need right numbers)
   --grade            a grade instead: each STEP judged on the lab's own printed inputs
@@ -51,9 +56,9 @@ class Usage(Exception):
 
 def parse_args(argv):
     """The command line as a dict: lab, cases, timeout, report, grade, points, step, gradescope."""
-    args = {"timeout": TIMEOUT, "report": None, "grade": False, "points": [1.0] * 7, "step": None,
+    args = {"timeout": TIMEOUT, "report": None, "json": None, "grade": False, "points": [1.0] * 7, "step": None,
             "gradescope": None}
-    while argv[:1] and argv[0] in ("--timeout", "--report", "--grade", "--points", "--step", "--gradescope"):
+    while argv[:1] and argv[0] in ("--timeout", "--report", "--json", "--grade", "--points", "--step", "--gradescope"):
         option, value = argv[0], argv[1] if len(argv) > 1 else None
         if option == "--grade":
             args["grade"] = True
@@ -74,7 +79,7 @@ def parse_args(argv):
             if value not in [str(n) for n in range(1, 8)]:
                 raise Usage("--step takes a STEP number from 1 to 7, not %r" % (value or "")[:20])
             args["step"] = int(value)
-        else:  # --report, --gradescope: a file to write
+        else:  # --report, --json, --gradescope: a file to write
             if not value or os.path.isdir(value) or not os.path.isdir(os.path.dirname(os.path.abspath(value))):
                 raise Usage("%s takes the path of a file to write the report to, in a folder that "
                             "exists%s" % (option, ", not %r" % value[:80] if value else ""))
@@ -83,7 +88,7 @@ def parse_args(argv):
     if (args["step"] or args["gradescope"] or args["points"] != [1.0] * 7) and not args["grade"]:
         raise Usage("--points, --step and --gradescope go with --grade")
     if not argv or argv[0].startswith("-"):
-        raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] [--grade [--points "
+        raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--grade [--points "
                     "P1,...,P7] [--step N] [--gradescope FILE]] LAB [CASE ...] (see the top of the file)")
     lab, texts = argv[0], argv[1:] or (cases.GRADE_CASES if args["grade"] else cases.DEFAULT_CASES)
     if not os.path.isfile(lab):
@@ -106,12 +111,22 @@ def write_report(path, ok, lines):
     os.replace(path + ".new", path)
 
 
+def write_json(path, ok, first, ending):
+    """The verdict's parts as values (see --json), written whole or not at all."""
+    import json
+    with open(path + ".new", "w") as f:
+        json.dump({"ok": ok, "first": [cases.printable(l) for l in first],
+                   "ending": [cases.printable(l) for l in ending]}, f, indent=1)
+    os.replace(path + ".new", path)
+
+
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # "| head" ends the checker quietly
     try:
         args = parse_args(argv)
-        if args["report"] and os.path.exists(args["report"]):
-            os.remove(args["report"])  # no verdict stays behind from an earlier lab
+        for old in (args["report"], args["json"]):
+            if old and os.path.exists(old):
+                os.remove(old)  # no verdict stays behind from an earlier lab
         try:
             torch_python.with_torch()
         except torch_python.NoTorch as e:
@@ -142,6 +157,7 @@ def main(argv):
             score, total, grades, parts, report = verdict.grade_lines(results, not_run, args["points"])
             for line in report:
                 echo(line)
+            first = [line for line in map(verdict.problem_line, results) if line]
             if args["gradescope"]:
                 grading.gradescope_results(score, grades, parts, args["points"], args["gradescope"], box.isolation,
                                            [line for line in map(verdict.problem_line, results) if line])
@@ -152,9 +168,12 @@ def main(argv):
             report, ok, _ = verdict.check_lines(results, not_run)
             for line in report:
                 echo(line)
+            first = next((verdict.case_lines(r) for r in results if not r["ok"]), [])
         box.close()
         if args["report"]:
             write_report(args["report"], ok, lines)
+        if args["json"]:
+            write_json(args["json"], ok, first, report)
         return 0 if ok else 1
     except Usage as e:
         print("check_lab: %s" % e, file=sys.stderr)

@@ -6,7 +6,11 @@ the default cases); else one that explains all cases but one or two; else the on
 explains the first differing step. Where a printed tensor equals another tensor of the
 lesson, or another one the lab printed, a "same tensor" line says so.
 """
-import check_lab
+import torch
+
+import cases
+import compare
+import reference_attention
 
 
 class Explainer:
@@ -21,8 +25,7 @@ class Explainer:
         """The tensors that the lesson with the mistakes of combo (a tuple of entries) prints."""
         key = (text, tuple(m["id"] for m in combo))
         if key not in self.cache:
-            import reference_attention
-            c = check_lab.parse_case(text)
+            c = cases.parse_case(text)
             change = {}
             for m in combo:
                 change.update(m["change"])
@@ -36,18 +39,18 @@ class Explainer:
         key = (text, tuple(m["id"] for m in combo), name)
         if key not in self.cache:
             t = self.predict(text, combo)[name]
-            self.cache[key] = t.double()[check_lab.shown(t.shape[0])][:, check_lab.shown(t.shape[1])]
+            self.cache[key] = t.double()[cases.shown(t.shape[0])][:, cases.shown(t.shape[1])]
         return self.cache[key]
 
     def explains(self, case, combo, upto=None):
         """Whether every tensor the lab printed in case (up to the tensor named upto) agrees
         with the lesson made with the mistakes of combo."""
         predicted = self.predict(case["text"], combo)
-        for _, name, _ in check_lab.TENSORS:
+        for _, name, _ in cases.TENSORS:
             block = case["blocks"][name]
             if isinstance(block, str):
                 return False
-            if block is not None and check_lab.compare(block, predicted[name], name, detail=False,
+            if block is not None and compare.compare(block, predicted[name], name, detail=False,
                                               e=self.shown(case["text"], combo, name))[0] is not None:
                 return False
             if name == upto:
@@ -56,13 +59,12 @@ class Explainer:
 
     def same_numbers(self, combo, other):
         """Whether two combos print the same numbers in every default case."""
-        import torch
-        for text in check_lab.DEFAULT_CASES:
+        for text in cases.DEFAULT_CASES:
             a, b = self.predict(text, combo), self.predict(text, other)
-            for _, name, _ in check_lab.TENSORS:
+            for _, name, _ in cases.TENSORS:
                 if a[name].shape != b[name].shape or not torch.allclose(
                         self.shown(text, combo, name), self.shown(text, other, name),
-                        rtol=check_lab.REL_TOL, atol=check_lab.ABS_TOL, equal_nan=True):
+                        rtol=cases.REL_TOL, atol=cases.ABS_TOL, equal_nan=True):
                     return False
         return True
 
@@ -79,7 +81,7 @@ def said(m):
 def diagnose(cases, mistakes, explainer=None):
     """The diagnosis of a report: (lines, what was diagnosed: an id, "a+b" for two mistakes,
     or None). cases: each a dict with text, ok, blocks (None when nothing was read) and step
-    (the first differing STEP) of check_lab.check_case."""
+    (the first differing STEP) of compare.judge."""
     ex = explainer or Explainer(mistakes)
     judged = [c for c in cases if c["blocks"] is not None]
     failing = [c for c in judged if not c["ok"]]
@@ -124,7 +126,7 @@ def diagnose(cases, mistakes, explainer=None):
         _, m, missed = near[0]
         lines.append("diagnosis (all cases but %d): %s" % (len(missed), said(m)))
         for c in missed:
-            diff = check_lab.first_difference(c["blocks"], ex.predict(c["text"], (m,)))
+            diff = compare.first_difference(c["blocks"], ex.predict(c["text"], (m,)))
             where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
             lines.append("  it does not explain case %s, where %s" % (c["text"], where))
         return lines, m["id"]
@@ -147,22 +149,31 @@ def same_tensor_lines(case, ex):
     catalogue lists."""
     lesson = ex.predict(case["text"], ())
     lines = []
-    for _, name, _ in check_lab.TENSORS:
+    for _, name, _ in cases.TENSORS:
         block = case["blocks"][name]
-        if not isinstance(block, dict) or check_lab.compare(block, lesson[name], name)[0] is None:
+        if not isinstance(block, dict) or compare.compare(block, lesson[name], name)[0] is None:
             continue
-        for _, other, _ in check_lab.TENSORS:
+        for _, other, _ in cases.TENSORS:
             if other == name:
                 continue
-            if check_lab.compare(block, lesson[other])[0] is None:
+            if compare.compare(block, lesson[other])[0] is None:
                 lines.append("same tensor: the %s printed in case %s equal the lesson's %s: was one "
                              "written where the other belongs?" % (name, case["text"], other))
                 break
             theirs = case["blocks"][other]
             if isinstance(theirs, dict) and theirs["shape"] == block["shape"] and \
                     theirs["rows"] == block["rows"] and theirs["cols"] == block["cols"] and \
-                    bool(check_lab.agreeing(block["values"], theirs["values"]).all()):
+                    bool(compare.agreeing(block["values"], theirs["values"]).all()):
                 lines.append("same tensor: the %s printed in case %s equal the %s it printed: was "
                              "one written where the other belongs?" % (name, case["text"], other))
                 break
     return lines
+
+
+def parts(lines):
+    """A diagnosis's lines (diagnose()) as (its "same tensor" lines, the diagnosis in one line
+    without its label), for a gradebook's columns."""
+    same = [l for l in lines if l.startswith("same tensor")]
+    said = [n for n, l in enumerate(lines) if l.startswith("diagnosis")]
+    text = " ".join(" ".join(l.split()) for l in lines[said[0]:]) if said else ""
+    return same, text[len("diagnosis: "):] if text.startswith("diagnosis: ") else text

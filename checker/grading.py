@@ -5,17 +5,15 @@ STEP 3 on the lab's q and k, STEP 4 on its scores, STEP 5 on its masked scores, 
 weights and v; STEP 7: the verdicts it printed are right for the weights it printed, and its
 exit status follows them. A step right in every case earns its points.
 """
+import json
 import os
-import re
 
-import check_lab
+import torch
 
-
-# The cases of a grade print every entry (no size above 16), so that each step can be
-# recomputed from what the lab printed for the step before it.
-GRADE_CASES = ["3,4,6,6", "7,5,8,3", "0,1,1,1", "11,12,6,9,no-scale", "3,4,6,6,no-mask", "42,16,12,4"]
-STEP_NAMES = {1: "the input x", 2: "query, key and value", 3: "the scores", 4: "the causal mask",
-              5: "softmax", 6: "the output", 7: "the two checks and the exit status"}
+import cases
+import compare
+import reference_attention
+from cases import STEP_NAMES
 
 
 def full(block):
@@ -35,10 +33,8 @@ def judge_steps(result, case):
     """{step: None when right, else what is wrong} for one case of a lab, each step judged on
     the lab's own printed inputs (STEP 1 and 2 against the reference: their inputs are random
     draws the lab does not print). A step missing from this dict was not judged here."""
-    import torch
-    import reference_attention
     out, blocks = result["out"], result.get("parsed") or {}
-    got = {name: blocks.get(name) for _, name, _ in check_lab.TENSORS}
+    got = {name: blocks.get(name) for _, name, _ in cases.TENSORS}
     ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
                                         scale=case["scale"], mask=case["mask"])
     verdicts = {}
@@ -48,7 +44,7 @@ def judge_steps(result, case):
         if block is None or isinstance(block, str):
             problem = "%s %s" % (name, "was not printed" if block is None else block)
         else:
-            problem = check_lab.compare(block, expected, name)[0]
+            problem = compare.compare(block, expected, name)[0]
             problem = problem and "%s is not %s: %s" % (name, of, problem)
         verdicts[step] = verdicts.get(step) or problem
 
@@ -77,8 +73,7 @@ def judge_steps(result, case):
                                    rtol=1e-5, atol=1e-6))
         upper = weights.masked_fill(torch.ones(weights.shape, dtype=torch.bool).tril(), 0.0)
         causal = bool(upper.abs().max().item() < 1e-9)
-        yes = lambda ok: "YES" if ok else "NO"
-        verdict = "STEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s" % (yes(sums), yes(causal))
+        verdict = compare.verdict_line(sums, causal)
         want = 0 if sums and causal else 1
         if verdict not in out:
             printed = [l for l in out if l.startswith("STEP 7")]
@@ -92,10 +87,10 @@ def judge_steps(result, case):
 
 def grade_steps(results):
     """{step: None when right in every case it was judged in, else (case, what is wrong)}
-    over the results of check_lab.check_case; a step judged in no case is "never printed"."""
+    over the results of compare.judge; a step judged in no case is "never printed"."""
     grades = {}
     for r in results:
-        case = check_lab.parse_case(r["text"])
+        case = cases.parse_case(r["text"])
         for step, problem in judge_steps(r, case).items():
             if problem and grades.get(step) is None:  # the first case where it is wrong
                 grades[step] = (r["text"], problem)
@@ -105,8 +100,7 @@ def grade_steps(results):
         if step not in grades:
             grades[step] = ("every case", "never printed")
     # A starter's blank: the run stops at the first step not written yet.
-    blank = min((int(m.group(1)) for r in results for l in r["out"]
-                 for m in [re.match(r"^STEP (\d): not written yet", l)] if m), default=None)
+    blank = min((b for b in (compare.blank_step(r["out"]) for r in results) if b), default=None)
     if blank:
         for step in range(blank, 8):
             if grades[step] is not None:
@@ -117,65 +111,44 @@ def grade_steps(results):
 
 def steps_wrong_in_themselves(results):
     """The steps that are wrong on the lab's own inputs, in the cases that print every entry."""
-    whole = [r for r in results if r["blocks"] is not None
-             and all(n <= check_lab.SHOW_ALL for n in list(check_lab.parse_case(r["text"]).values())[1:4])]
+    whole = [r for r in results if r["blocks"] is not None and cases.prints_every_entry(cases.parse_case(r["text"]))]
     if not whole:
         return []
     grades = grade_steps(whole)
     return [n for n in range(1, 8) if grades[n] is not None and grades[n][1] not in ("never printed",)]
 
 
-def parse_points(text):
-    try:
-        points = [float(p) for p in text.split(",")]
-        assert len(points) == 7 and all(0 <= p <= 1000 for p in points) and sum(points) > 0
-    except (ValueError, AssertionError):
-        raise check_lab.Usage("--points takes 7 numbers from 0 to 1000, one for each STEP, joined by commas "
-                    "(such as 1,1,2,2,2,1,1), not %r" % text[:80])
-    return points
+def verdict_text(g):
+    """A step's grade (grade_steps()) in words."""
+    return "right in every case" if g is None else "wrong in case %s: %s" % g if g[0] != "every case" else g[1]
 
 
-def grade(lab, cases, timeout, points, echo=print, results=None):
-    """Grades the lab: every STEP right in every case earns its points. Returns (score,
-    total, grades, per-step report lines); results, a list, gets check_case's result of each
-    case run (for a diagnosis)."""
-    results = [] if results is None else results
-    for n, text in enumerate(cases):
-        r = check_lab.check_case(lab, text, timeout)
-        results.append(r)
-        if r["problem"]:
-            echo("case %s: the lab %s" % (text, r["problem"]))
-        if r["timed_out"] and n + 1 < len(cases):
-            echo("NOT RUN %s: the lab ran out of time in case %s, and would again" % (" ".join(cases[n + 1:]), text))
-            break
+def grade(results, points):
+    """Grades a lab from the results of its cases (compare.judge): every STEP right in every
+    case earns its points. Returns (score, total, grades, parts: STEP n's line of the report)."""
     grades = grade_steps(results)
     score, total, parts = 0.0, sum(points), {}
     for step in range(1, 8):
-        g = grades[step]
-        earned = points[step - 1] if g is None else 0.0
+        earned = points[step - 1] if grades[step] is None else 0.0
         score += earned
-        line = "STEP %d  %-36s %s/%s  %s" % (step, STEP_NAMES[step], fmt(earned), fmt(points[step - 1]),
-                                            "right in every case" if g is None else "wrong in case %s: %s" % g
-                                            if g[0] != "every case" else g[1])
-        parts[step] = line
-        echo(line)
-    echo("score: %s/%s" % (fmt(score), fmt(total)))
+        parts[step] = "STEP %d  %-36s %s/%s  %s" % (step, STEP_NAMES[step], cases.fmt(earned),
+                                                   cases.fmt(points[step - 1]), verdict_text(grades[step]))
     return score, total, grades, parts
 
 
-def fmt(x):
-    return ("%g" % x)
-
-
-def gradescope_results(score, grades, parts, points, path, isolation):
-    """Writes Gradescope's results.json: a test per STEP (score, max_score, output: that
-    step's line of the report), the total score, and how the lab was isolated."""
-    import json
+def gradescope_results(score, grades, parts, points, path, isolation, problems=()):
+    """Writes Gradescope's results.json: a test per STEP (score, max_score, status, output:
+    that step's line of the report), the total score, and how the lab was isolated; and, for
+    other readers (grade_summary.py), each step's verdict and the cases that did not run to
+    their end (problems) as values, in Gradescope's extra_data."""
     tests = [{"name": "STEP %d: %s" % (n, STEP_NAMES[n]), "number": str(n),
-              "score": float(points[n - 1]) if grades[n] is None else 0.0,
-              "max_score": float(points[n - 1]), "output": check_lab.printable(parts[n])} for n in range(1, 8)]
-    data = {"score": float(score), "output": "score: %s/%s\n%s" % (fmt(score), fmt(sum(points)), isolation),
-            "stdout_visibility": "visible", "tests": tests}
+              "score": float(points[n - 1]) if grades[n] is None else 0.0, "max_score": float(points[n - 1]),
+              "status": "passed" if grades[n] is None else "failed", "output": cases.printable(parts[n]),
+              "extra_data": {"step": n, "what": STEP_NAMES[n], "verdict": cases.printable(verdict_text(grades[n]))}}
+             for n in range(1, 8)]
+    data = {"score": float(score), "output": "score: %s/%s\n%s" % (cases.fmt(score), cases.fmt(sum(points)), isolation),
+            "stdout_visibility": "visible", "tests": tests,
+            "extra_data": {"max_score": float(sum(points)), "problems": [cases.printable(p) for p in problems]}}
     with open(path + ".new", "w") as f:
         json.dump(data, f, indent=2)
     os.replace(path + ".new", path)

@@ -49,8 +49,19 @@ FILE_SIZE = 64 << 20  # bytes: the largest file the lab may write
 UIDS = range(61000, 62000)  # user ids for root's sandboxes, where no account has them
 LOCKS = "/run/lab04-sandbox"  # root's: one lock file for each user id in use
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where any user can leave files (Debian's)
-SCRATCH_SIZE = "64m"  # each private one of a class run (and its home), a tmpfs
 SAFE_ENV = ("LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
+
+
+def limits(timeout, asan=False, processes=PROCESSES):
+    """The resource limits of one run of the lab, whoever applies them (prlimit here, the class
+    runner, the watch's verdict): {name: value}, the names those of prlimit's options and the
+    runner's L fields. The CPU time follows the wall-time limit (SIGXCPU then), and there is no
+    memory limit for an AddressSanitizer build (asan). processes: where the lab runs as a user
+    who has processes of their own already, as many more."""
+    found = {"nproc": processes, "fsize": FILE_SIZE, "cpu": int(timeout) + 5, "core": 0}
+    if not asan:
+        found["as"] = MEMORY
+    return found
 
 
 class Refused(Exception):
@@ -188,50 +199,6 @@ def remove_ipc_of(uid):
                if len(r) == len(head) and r[head.index("uid")] == str(uid)]
         for i in ids:
             subprocess.run(["ipcrm", flag, i], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def private_places():
-    """The places of SCRATCH that a class run as root gets a private tmpfs of, where this
-    machine lets root make mount namespaces (not in some containers and chroots); else []."""
-    if os.geteuid() != 0 or not _works(["unshare", "--mount", "--ipc", "--propagation", "private",
-                                        "mount", "-t", "tmpfs", "lab04", "/tmp"]):
-        return []
-    return [p for p in SCRATCH if os.path.isdir(p) and not os.path.islink(p)]
-
-
-class Cgroup:
-    """A cgroup for the runs of one worker of the class grader (root only), so that a
-    student's runs, however many processes they make, share at most one core and MEMORY
-    bytes between them: the other workers' students keep their share. cgroup v2, or v1's
-    cpu and memory hierarchies; where neither can be made, procs is empty and why says so."""
-
-    def __init__(self, name):
-        self.folders, self.procs, self.why = [], [], None
-        v2 = "/sys/fs/cgroup/cgroup.controllers"
-        settings = ([("", {"cpu.max": "100000 100000", "memory.max": str(MEMORY)})] if os.path.isfile(v2) else
-                    [("cpu", {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "100000"}),
-                     ("memory", {"memory.limit_in_bytes": str(MEMORY)})])
-        try:
-            if os.geteuid() != 0:
-                raise OSError("not root")
-            for hierarchy, values in settings:
-                folder = os.path.join("/sys/fs/cgroup", hierarchy, name)
-                os.makedirs(folder, exist_ok=True)
-                self.folders.append(folder)
-                for key, value in values.items():
-                    with open(os.path.join(folder, key), "w") as f:
-                        f.write(value)
-                self.procs.append(os.path.join(folder, "cgroup.procs"))
-        except OSError as e:
-            self.procs, self.why = [], "no cgroup could be made (%s)" % (e.strerror or e)
-            self.close()
-
-    def close(self):
-        for folder in self.folders:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
 
 
 def become_subreaper():
@@ -396,15 +363,16 @@ class Sandbox:
                 "%s; %s" % (self.why, how, limits))
 
     # --- running -------------------------------------------------------------------------
-    def _limits(self, timeout):
-        cpu = int(timeout) + 5  # SIGXCPU then, SIGKILL a second later
-        limits = ["prlimit", "--nproc=%d" % PROCESSES, "--fsize=%d" % FILE_SIZE, "--cpu=%d:%d" % (cpu, cpu + 1),
-                  "--core=0"]
-        if self.mode != "user":  # a user's own processes count too: allow as many more
-            limits[1] = "--nproc=%d" % (PROCESSES + len(_processes_of(os.getuid())) + 64)
-        if not self.asan:
-            limits.append("--as=%d" % MEMORY)
-        return limits + ["--"]
+    def limits(self, timeout):
+        """This sandbox's limits() for a run: a user's own processes count towards the
+        process limit too, so such a run (not of a user of its own) is allowed as many more."""
+        return limits(timeout, self.asan, PROCESSES if self.mode == "user" else
+                      PROCESSES + len(_processes_of(os.getuid())) + 64)
+
+    def _prlimit(self, timeout):
+        found = self.limits(timeout)
+        cpu = found.pop("cpu")  # SIGXCPU then, SIGKILL a second later
+        return ["prlimit", "--cpu=%d:%d" % (cpu, cpu + 1)] + ["--%s=%d" % kv for kv in found.items()] + ["--"]
 
     def _env(self, home):
         env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"}
@@ -415,10 +383,8 @@ class Sandbox:
 
     def _command(self, args, timeout):
         """The command that runs the lab in this sandbox, and its home folder as the lab sees it."""
-        if self.loads:  # the runner: RUNTIME --run MODULE, each where the lab sees its folder
-            args = [self.seen(self.loads[0]), "--run", self.seen(self.loads[1])] + args
         line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
-        limits = self._limits(timeout) if shutil.which("prlimit") else []
+        limits = self._prlimit(timeout) if shutil.which("prlimit") else []
         if self.mode == "user":
             return (self._out_of_sight() + limits + ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid,
                                                      "--clear-groups", "--no-new-privs", "--inh-caps=-all",
@@ -563,215 +529,3 @@ class Sandbox:
         if self.lock:
             self.lock.close()
             self.lock = None
-
-
-_boxes = {}
-
-
-def for_lab(lab):
-    """The sandbox of this lab, made on first use (Refused when the one asked for cannot be)."""
-    lab = os.path.realpath(lab)
-    if lab not in _boxes:
-        _boxes[lab] = Sandbox(lab)
-    return _boxes[lab]
-
-
-def register(lab, box):
-    """Makes box the sandbox of lab (for the class grader, whose labs run in its runner)."""
-    _boxes[os.path.realpath(lab)] = box
-
-
-def forget(lab):
-    box = _boxes.pop(os.path.realpath(lab), None)
-    if box:
-        box.close()
-
-
-# --- the class grader's runner: LibTorch loaded once per worker ---------------------------
-
-def ask_runner(proc, fields):
-    """Sends one job to a runner (grader/runner.cpp, which says the format) and reads its
-    answer: (how it ended, stopped, stdout, stderr). OSError, ValueError or IndexError: the
-    runner is gone."""
-    proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
-    proc.stdin.flush()
-    head = proc.stdout.readline().split()
-    out, err = proc.stdout.read(int(head[2])), proc.stdout.read(int(head[3]))
-    return head[0].decode(), head[1].decode(), out, err
-
-
-def answered(box, ended, stopped, out, err):
-    """A runner's answer as the Run of a Sandbox."""
-    if stopped == "start":
-        return Run(None, b"", err, "start", None)
-    kind, _, number = ended.partition(":")
-    status = None if stopped != "-" else int(number) if kind == "exit" else -int(number)
-    return Run(status, out, err, None if stopped == "-" else stopped, box._limit(status, err))
-
-
-class Runner:
-    """grader/runner.cpp, started once per worker of the class grader (root only): it has
-    loaded LibTorch, and runs each lab in a forked child that first becomes this worker's user
-    id (taken here, held until the worker ends) with the limits of a Sandbox, then loads the
-    lab's module. It never runs student code itself."""
-
-    def __init__(self, program, runtime):
-        if os.geteuid() != 0:
-            raise Refused("the class runner needs root: its children become a user of their own")
-        self.command = [program, runtime]
-        self.uid, self.lock = take_uid()
-        self.proc = None
-        self.places = private_places()  # each run's own /tmp and the like, where possible
-        # A /proc showing no other user's processes: the hidepid value this kernel takes, or None.
-        self.own_proc = next((h for h in ("invisible", "2") if self.places and _works(
-            ["unshare", "--mount", "--propagation", "private", "mount", "-t", "proc", "-o", "hidepid=" + h, "proc",
-             "/proc"])), None)
-        self.cgroup = Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
-        become_subreaper()
-        atexit.register(self.close)
-
-    def _start(self):
-        self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, close_fds=True)
-        if self.proc.stdout.readline() != b"ready\n":
-            err = self.proc.stderr.read(2000).decode("utf-8", "replace").strip()
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-            raise Refused("the class runner did not start: " + (err.splitlines() or ["no message"])[-1][:200])
-
-    def job(self, fields):
-        """Sends one job (see grader/runner.cpp); (how it ended, stopped, stdout, stderr)."""
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-        try:
-            return ask_runner(self.proc, fields)
-        except (OSError, ValueError, IndexError):
-            self.close_process()
-            return "none", "start", b"", b"the grader's runner ended during the run"
-
-    def close_process(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-        kill_user(self.uid)
-
-    def close(self):
-        self.close_process()
-        self.cgroup.close()
-        if self.lock:
-            self.lock.close()
-            self.lock = None
-
-
-class ServedBox(Sandbox):
-    """A Sandbox (bubblewrap, unshare or none: a user's) that runs the class grader's runner
-    inside it once, for every run of one lab: LibTorch starts once per lab, not once per run.
-    Each run is a forked child of the runner, with the limits of a Sandbox; after it the runner
-    kills every other process of its PID namespace (bubblewrap, unshare), or the run's process
-    group (none). The runner stops with the box: one student's labs never meet another's."""
-
-    def __init__(self, program, module, runtime):
-        Sandbox.__init__(self, program, module, runtime)
-        self.proc = None
-
-    def _start(self, timeout):
-        cmd, self.inside_home = self._command([], timeout)
-        cmd = [w for w in cmd if w not in ("stdbuf", "-oL")]
-        at = next(n for n, w in enumerate(cmd) if w.endswith("/bin/lab04_attention"))
-        cmd = cmd[:at + 2]  # the runner and its runtime: it serves jobs
-        self._fresh_home()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=self.home, env=self._env(self.inside_home), start_new_session=True,
-                                     close_fds=True)
-        if self.proc.stdout.readline() != b"ready\n":
-            err = self.proc.stderr.read(4000).decode("utf-8", "replace").strip()
-            self.stop()
-            return err or "the runner did not start"
-        return None
-
-    def _empty_home(self):  # its contents only: the sandbox has the folder itself mounted
-        for name in os.listdir(self.home):
-            path = os.path.join(self.home, name)
-            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
-
-    def run(self, args, timeout, max_out, max_err):
-        if self.proc is None or self.proc.poll() is not None:
-            failed = self._start(timeout)
-            if failed:
-                return Run(None, b"", ("could not be started: " + failed.splitlines()[-1][:200]).encode(), "start", None)
-        self._empty_home()
-        cpu = int(timeout) + 5
-        fields = ["M" + self.seen(self.loads[1]), "H" + self.inside_home, "T%d" % int(timeout * 1000),
-                  "O%d" % max_out, "R%d" % max_err, "Lnproc=%d" % (PROCESSES + len(_processes_of(os.getuid())) + 64),
-                  "Lfsize=%d" % FILE_SIZE, "Lcpu=%d" % cpu, "Lcore=0"]
-        fields += [] if self.asan else ["Las=%d" % MEMORY]
-        fields += ["K"] if self.mode in ("bwrap", "unshare") else []
-        fields += ["E%s=%s" % kv for kv in self._env(self.inside_home).items()] + ["A" + a for a in args]
-        try:
-            return answered(self, *ask_runner(self.proc, fields))
-        except (OSError, ValueError, IndexError):  # the lab killed its runner: this run is lost
-            self.stop()
-            # The lab's own doing: in a user's sandbox its runner is within its reach.
-            return Run(-signal.SIGKILL, b"", b"its runner was killed during the run", None, None)
-
-    def stop(self):
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-                pipe.close()
-            self.proc = None
-
-    def close(self):
-        self.stop()
-        Sandbox.close(self)
-
-
-class ForkedBox(Sandbox):
-    """A Sandbox of mode "user" whose runs go through a Runner: the same user id of its own,
-    limits, empty folder, environment and clean-up, without a LibTorch start per run."""
-
-    def __init__(self, runner, module, hidden=()):  # pylint: disable=super-init-not-called
-        """hidden: folders and files the lab must not see (the class, the project)."""
-        self.runner, self.asan, self.uid, self.lock = runner, False, runner.uid, None
-        self.hidden = [os.path.realpath(p) for p in hidden if p] if runner.places else []
-        self.mode, self.why, self.loads, self.libraries = "user", None, [], []
-        self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
-        os.chmod(self.work, 0o711)
-        os.makedirs(os.path.join(self.work, "bin"))
-        self.lab = os.path.join(self.work, "bin", "lab04_module.so")
-        shutil.copy(module, self.lab)  # its user may load it, never change it
-        os.chmod(os.path.join(self.work, "bin"), 0o755)
-        os.chmod(self.lab, 0o755)
-        self.home = os.path.join(self.work, "home")
-        private = ("; each run with a /tmp, /var/tmp, /dev/shm, /run/lock, home folder (%sB each) and System V "
-                   "IPC of its own, the class's submissions and the project hidden%s" % (
-                       SCRATCH_SIZE.upper(), ", and other users' processes" if runner.own_proc else "")) \
-            if runner.places else \
-            "; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run"
-        share = ("; all its processes together: at most one core and %d GiB" % (MEMORY >> 30)) if runner.cgroup.procs \
-            else "; its share of the CPU not capped: %s" % runner.cgroup.why
-        self.isolation = self._describe().replace("the lab ran as", "the lab ran, loaded into a child of a "
-                                                  "process that has loaded LibTorch, as") + private + share
-
-    def run(self, args, timeout, max_out, max_err):
-        self._fresh_home()
-        cpu = int(timeout) + 5
-        fields = ["M" + self.lab, "U%d" % self.uid, "H" + self.home, "T%d" % int(timeout * 1000),
-                  "O%d" % max_out, "R%d" % max_err, "Las=%d" % MEMORY, "Lnproc=%d" % PROCESSES,
-                  "Lfsize=%d" % FILE_SIZE, "Lcpu=%d" % cpu, "Lcore=0"]
-        fields += ["P" + p for p in self.runner.places] + (["S" + SCRATCH_SIZE] if self.runner.places else [])
-        fields += ["X" + p for p in self.hidden] + (["V"] if self.runner.own_proc else [])
-        fields += ["G" + p for p in self.runner.cgroup.procs]
-        fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
-        answer = self.runner.job(fields)
-        self._clean_up(None)
-        return answered(self, *answer)
-
-    def close(self):
-        shutil.rmtree(self.work, ignore_errors=True)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Keeps the precompiled header in step with the headers it was made from (CMakeLists.txt says
-# why). Two uses, both set up by CMakeLists.txt:
+# Keeps the precompiled header in step with the headers it was made from (cmake/lab_targets.cmake says
+# why). Two uses, both set up by cmake/lab_targets.cmake (lab_pch()):
 #
 #   pch_guard.sh --record COMPILER ARGS...   the compiler launcher of the header's target: runs
 #       the compile; when it made a precompiled header (-o *.pch or *.gch), lists the headers it

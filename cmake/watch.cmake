@@ -57,6 +57,6 @@ lab_standard(lab04_watch)
 target_compile_definitions(lab04_watch PRIVATE
   LAB_SOURCE="${PROJECT_SOURCE_DIR}/lab04_attention.cpp" LAB_BUILD_DIR="${CMAKE_BINARY_DIR}"
   LAB_MODULE="$<TARGET_FILE:lab04_module>" LAB_RUNTIME="$<TARGET_FILE:lab04_runtime>"
-  LAB_OBJECT="$<TARGET_OBJECTS:${module_objects}>"
+  LAB_OBJECT="$<TARGET_OBJECTS:${module_objects}>" LAB_CHECKER="${PROJECT_SOURCE_DIR}/checker"
   LAB_BUILD_TOOL="$<IF:$<STREQUAL:${CMAKE_GENERATOR},Ninja>,${CMAKE_MAKE_PROGRAM},${CMAKE_COMMAND}>")
 target_link_libraries(lab04_watch PRIVATE ${CMAKE_DL_LIBS})

@@ -55,10 +55,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "checker"))
-import check_lab  # noqa: E402
+import cases  # noqa: E402
 import gradebook  # noqa: E402
+import runner_client  # noqa: E402
 import sandbox  # noqa: E402
 import submissions  # noqa: E402
+import torch_python  # noqa: E402
 
 COMPILE_TIMEOUT = 120  # seconds one student's compile may take, and of CPU (the lesson: about 0.5 s)
 COMPILE_CPU = COMPILE_TIMEOUT
@@ -66,7 +68,7 @@ COMPILE_MEMORY = sandbox.MEMORY  # bytes of address space: no more than a run's 
 COMPILE_FILE = 256 << 20  # bytes: the largest file it writes (the module: about 1 MB)
 COMPILER_OUTPUT = 1 << 20  # bytes of compiler messages read; more stops the compile (its limit)
 COMPILER_LINES = 40  # lines of compiler errors kept in a student's feedback
-CLASS_TIMEOUT = 10.0  # seconds a run of a grade case may take: the lesson takes 0.03 s (check_lab.py: 60)
+CLASS_TIMEOUT = cases.CLASS_TIMEOUT  # seconds a run of a grade case may take (the lesson: 0.03 s)
 GRADER_OWN = 60  # seconds of the grader's own work (reading, judging, diagnosing) one lab may cost
 
 
@@ -84,7 +86,6 @@ class OverBudget(Exception):
 
 
 def parse_args(argv):
-    import grading
     args = {"jobs": os.cpu_count() or 1, "shard": (1, 1), "points": [1.0] * 7, "timeout": CLASS_TIMEOUT,
             "build": os.path.join(ROOT, "build"), "merge": False, "hide": [], "gradescope": None}
     rest = []
@@ -105,8 +106,8 @@ def parse_args(argv):
             args["shard"] = (int(i), int(n))
         elif option == "--points":
             try:
-                args["points"] = grading.parse_points(value or "")
-            except check_lab.Usage as e:
+                args["points"] = cases.parse_points(value or "")
+            except ValueError as e:
                 raise Usage(str(e))
         elif option == "--timeout":
             try:
@@ -212,7 +213,6 @@ class Worker:
 
 def start_worker(paths, hidden=()):
     import diagnosis
-    import sandbox
     from mistakes import MISTAKES
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the class
     Worker.explainer = diagnosis.Explainer(MISTAKES)
@@ -220,7 +220,7 @@ def start_worker(paths, hidden=()):
     Worker.hidden = list(hidden)
     if os.geteuid() == 0 and os.environ.get("LAB_SANDBOX", "user") == "user":
         try:
-            Worker.runner = sandbox.Runner(paths["class_runner"], paths["runtime"])
+            Worker.runner = runner_client.Runner(paths["class_runner"], paths["runtime"])
             Worker.compiler_prefix = ["setpriv", "--reuid=%d" % Worker.runner.uid, "--regid=%d" % Worker.runner.uid,
                                       "--clear-groups", "--no-new-privs", "--"]
             if sandbox.user_cannot_run(Worker.runner.uid):
@@ -394,11 +394,10 @@ def grade_student(job):
     of the grader's own, or grading past the student's budget, costs this row (status
     "grader error": not graded), never the class."""
     student, compile_command, points, timeout = job
-    import grading
 
     def over_budget(*_):
         raise OverBudget("grading this lab took longer than its budget of %d s" % budget)
-    budget = grader_budget(timeout, len(grading.GRADE_CASES))
+    budget = grader_budget(timeout, len(cases.GRADE_CASES))
     signal.signal(signal.SIGALRM, over_budget)
     signal.alarm(budget)
     try:
@@ -427,8 +426,8 @@ def new_row(student, points, **fields):
 
 def grade_one(student, compile_command, points, timeout):
     import diagnosis
-    import grading
-    import sandbox
+    import running
+    import verdict
     from mistakes import MISTAKES
     row = new_row(student, points)
     problem = student.problem()
@@ -460,32 +459,33 @@ def grade_one(student, compile_command, points, timeout):
                 ["... (%d more lines)" % (len(lines) - COMPILER_LINES)] if len(lines) > COMPILER_LINES else [])
             return row
         if Worker.runner:
-            box = sandbox.ForkedBox(Worker.runner, module, hidden=[student.folder, ROOT] + Worker.hidden)
+            box = runner_client.ForkedBox(Worker.runner, module, hidden=[student.folder, ROOT] + Worker.hidden)
         else:
-            box = sandbox.ServedBox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
-        sandbox.register(module, box)
+            box = runner_client.ServedBox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
         row["isolation"] = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation)
-        report, results = [], []
         clock = time.monotonic()
-        score, total, grades, parts = grading.grade(module, grading.GRADE_CASES, timeout, points,
-                                                    report.append, results)
+        try:
+            results, not_run = verdict.run_cases(lambda case: running.run_case(box, case, timeout, "lab04_attention"),
+                                                 cases.GRADE_CASES)
+        finally:
+            box.close()
+        score, total, grades, parts, report = verdict.grade_lines(results, not_run, points)
+        problems = [line for line in map(verdict.problem_line, results) if line]
         row["seconds"]["grade"] = time.monotonic() - clock
         clock = time.monotonic()
         row["score"], row["steps"] = score, [points[n - 1] if grades[n] is None else 0.0 for n in range(1, 8)]
         row["status"] = status_of(results)
+        row["step_lines"] = [parts[n] for n in range(1, 8)]
         lines = []
         if row["status"] != "graded":  # it did not run to the end: what happened is the diagnosis
-            row["diagnosis"] = next(l for l in report if l.startswith("case "))
+            row["diagnosis"] = problems[0]
         elif not all(r["ok"] for r in results):
             lines, row["mistake"] = diagnosis.diagnose(results, MISTAKES, Worker.explainer)
-            said = [l for l in lines if l.startswith("diagnosis")]
-            text = " ".join(" ".join(l.split()) for l in lines[lines.index(said[0]):]) if said else ""
-            row["diagnosis"] = text[len("diagnosis: "):] if text.startswith("diagnosis: ") else text
-        row["same_tensor"] = [l for l in lines if l.startswith("same tensor")]
+            row["same_tensor"], row["diagnosis"] = diagnosis.parts(lines)
+        row.setdefault("same_tensor", [])
         row["seconds"]["diagnosis"] = time.monotonic() - clock
         row["feedback"] = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
-            report + ([""] + lines if lines else [])
-        sandbox.forget(module)
+            problems + report + ([""] + lines if lines else [])
         return row
     finally:
         shutil.rmtree(top, ignore_errors=True)
@@ -518,15 +518,13 @@ def students_own(status, errors):
 
 
 def status_of(results):
-    problems = [r["problem"] or "" for r in results]
-    if any(r["timed_out"] for r in results):
-        return "timed out"
-    if any(p.startswith("crashed") for p in problems):
-        return "crashed"
-    if any(p.startswith("printed more than") for p in problems):
-        return "too much output"
-    if any(p for p in problems):
-        return "failed to run"
+    """The row's status from how its runs ended (running.ENDINGS), the worst first."""
+    import running
+    endings = {r["ended"] for r in results}
+    for ending, status in ((running.TIMED_OUT, "timed out"), (running.CRASHED, "crashed"),
+                           (running.TOO_MUCH_OUTPUT, "too much output"), (running.SILENT, "failed to run")):
+        if ending in endings:
+            return status
     return "graded"
 
 
@@ -543,7 +541,6 @@ def progress(done, total, started, tty):
 
 def grade(args):
     import multiprocessing
-    import grading
     import reference_attention
     students = the_class(args)
     i, n = args["shard"]
@@ -560,8 +557,8 @@ def grade(args):
     # then run on one thread each, one per core.
     import torch
     torch.set_num_threads(1)
-    for text in grading.GRADE_CASES:
-        c = check_lab.parse_case(text)
+    for text in cases.GRADE_CASES:
+        c = cases.parse_case(text)
         reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"])
     started = time.monotonic()
     rows = []
@@ -573,7 +570,7 @@ def grade(args):
         results = pool.imap_unordered(grade_student, jobs)
         # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
         # longer has stopped, and the class ends with that said rather than waiting forever.
-        patience = 2 * COMPILE_TIMEOUT + len(grading.GRADE_CASES) * (args["timeout"] + 10) + 120
+        patience = 2 * COMPILE_TIMEOUT + len(cases.GRADE_CASES) * (args["timeout"] + 10) + 120
         while len(rows) < len(jobs):
             try:
                 rows.append(results.next(timeout=patience))
@@ -585,7 +582,7 @@ def grade(args):
     if tty:
         sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
                          "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
-    meta = {"cases": grading.GRADE_CASES, "points": args["points"], "shard": "%d/%d" % (i, n),
+    meta = {"cases": cases.GRADE_CASES, "points": args["points"], "shard": "%d/%d" % (i, n),
             "class": [s.label for s in students]}
     written = gradebook.write(args["grades"], rows, meta)
     if args["gradescope"] and rows[0]["status"] != "grader error":
@@ -646,7 +643,10 @@ def main(argv):
         if args["merge"]:
             summary, faults = gradebook.merge(args["grades"], args["shards"])
         else:
-            check_lab.python_with_torch()  # this Python, or one that sees Debian's packages
+            try:
+                torch_python.with_torch()  # this Python, or one that sees Debian's packages
+            except torch_python.NoTorch as e:
+                raise Usage(str(e))
             the_class(args)  # bad input before anything is built
             summary, faults = grade(args)
         sys.stdout.write(summary)
@@ -656,7 +656,7 @@ def main(argv):
                   file=sys.stderr)
             return 1
         return 0
-    except (Usage, check_lab.Usage, gradebook.Mismatch, submissions.Bad) as e:
+    except (Usage, gradebook.Mismatch, submissions.Bad) as e:
         print("grade_class: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

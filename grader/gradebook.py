@@ -16,7 +16,7 @@ import json
 import os
 import re
 
-import grading
+import cases
 from mistakes import MISTAKES
 
 COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + ["status", "diagnosis"]
@@ -113,7 +113,7 @@ def summary_text(rows, points):
     for step in range(1, 8):
         right = sum(1 for r in graded if points[step - 1] == 0 or r["steps"][step - 1] == points[step - 1])
         share = 100.0 * right / len(graded) if graded else 0.0
-        lines.append("- STEP %d, %s: %d of %d (%.0f%%)" % (step, grading.STEP_NAMES[step], right, len(graded), share))
+        lines.append("- STEP %d, %s: %d of %d (%.0f%%)" % (step, cases.STEP_NAMES[step], right, len(graded), share))
     made = {}
     for r in rows:
         for mid, _ in mistake_names(r.get("mistake")):
@@ -148,12 +148,8 @@ def gradescope_results(row, points, path):
     """Gradescope's results.json for one row: a test per STEP (its score, its points, its line
     of the report), the total, and the row's feedback as the output (escaped as the feedback
     files are). A lab that was not graded, or did not compile, scores 0 with the reason."""
-    lines = {}
-    for line in row["feedback"]:
-        m = re.match(r"STEP (\d)  ", line)
-        if m:
-            lines[int(m.group(1))] = plain(line)
-    tests = [{"name": "STEP %d: %s" % (n, grading.STEP_NAMES[n]), "number": str(n),
+    lines = {n: plain(line) for n, line in enumerate(row.get("step_lines") or [], 1)}
+    tests = [{"name": "STEP %d: %s" % (n, cases.STEP_NAMES[n]), "number": str(n),
               "score": float(row["steps"][n - 1]), "max_score": float(points[n - 1]),
               "output": lines.get(n, "not graded: %s" % row["status"])} for n in range(1, 8)]
     data = {"score": float(row["score"]), "output": feedback_text(row) + ("\n" + plain(row["isolation"]) if row.get(

@@ -37,8 +37,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(PROJECT, "checker"))
-import check_lab  # noqa: E402  (the checker, beside this folder)
-import grading  # noqa: E402  # the points of the steps are read as the checker reads them
+import cases  # noqa: E402  (the checker's: the points of the steps are read as the checker reads them)
 
 DEFAULT_BLANKS = [3, 4, 5, 6]
 # What the starter and the autograder take from the project as it is: the build (CMakeLists.txt
@@ -205,7 +204,7 @@ def readme_command(marker):
 
 
 def student_readme(blanks, hints, points, install, rebuild):
-    rows = "\n".join("| STEP %d | %s | %s |" % (n, grading.fmt(points[n - 1]),
+    rows = "\n".join("| STEP %d | %s | %s |" % (n, cases.fmt(points[n - 1]),
                                                "yours: " + hints[n] if n in hints else "given")
                      for n in range(1, 8))
     return fill("starter_README.md", STEPS=", ".join(map(str, blanks)), INSTALL=install,
@@ -213,7 +212,7 @@ def student_readme(blanks, hints, points, install, rebuild):
 
 
 def grade_workflow(points, setup):
-    return fill("grade.yml", SETUP=setup, POINTS=",".join(grading.fmt(p) for p in points))
+    return fill("grade.yml", SETUP=setup, POINTS=",".join(cases.fmt(p) for p in points))
 
 
 def grader_files():
@@ -260,8 +259,8 @@ def parse_args(argv):
                             "not %r" % text[:40])
         elif a == "--points":
             try:
-                points = grading.parse_points(argv.pop(0) if argv else "")
-            except check_lab.Usage as e:
+                points = cases.parse_points(argv.pop(0) if argv else "")
+            except ValueError as e:
                 raise Usage(str(e))
         elif a == "--lab":
             lesson = argv.pop(0) if argv else ""
@@ -311,7 +310,7 @@ def main(argv):
             with open(os.path.join(out, name), "w") as f:
                 f.write(text)
         print("make_starter: wrote %s: STEP %s blanked, points %s" % (
-            out, ",".join(map(str, blanks)), ",".join(grading.fmt(p) for p in points)))
+            out, ",".join(map(str, blanks)), ",".join(cases.fmt(p) for p in points)))
         return 0
     except Usage as e:
         print("make_starter: %s" % e, file=sys.stderr)

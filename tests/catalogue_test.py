@@ -19,32 +19,33 @@ import sys
 import torch
 
 import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
-import check_lab
+import cases
+import compare
 import diagnosis
 from mistakes import MISTAKES
 
 
 def printed(tensors):
-    """The blocks the lab would print for these tensors, in check_lab's form: every number
+    """The blocks the lab would print for these tensors, in the checker's form: every number
     rounded to 9 decimals, matrices past 16 rows or columns condensed."""
     blocks = {}
-    for _, name, _ in check_lab.TENSORS:
+    for _, name, _ in cases.TENSORS:
         t = tensors[name]
-        rows, cols = check_lab.shown(t.shape[0]), check_lab.shown(t.shape[1])
+        rows, cols = cases.shown(t.shape[0]), cases.shown(t.shape[1])
         values = torch.round(t.double()[rows][:, cols] * 1e9) / 1e9
         blocks[name] = {"shape": tuple(t.shape), "rows": rows, "cols": cols, "values": values}
     return blocks
 
 
 def simulated_lab(ex, combo):
-    """The cases of a lab that makes the mistakes of combo, as check_lab.check_case reports them."""
-    cases = []
-    for text in check_lab.DEFAULT_CASES:
+    """The cases of a lab that makes the mistakes of combo, as compare.judge reports them."""
+    found = []
+    for text in cases.DEFAULT_CASES:
         blocks = printed(ex.predict(text, combo))
-        diff = check_lab.first_difference(blocks, ex.predict(text, ()))
-        cases.append({"text": text, "ok": diff is None, "blocks": blocks,
+        diff = compare.first_difference(blocks, ex.predict(text, ()))
+        found.append({"text": text, "ok": diff is None, "blocks": blocks,
                       "step": diff[0] if diff else None, "name": diff[1] if diff else None})
-    return cases
+    return found
 
 
 def singles(ex):
@@ -108,7 +109,7 @@ def main(argv):
         print("catalogue_test: usage: catalogue_test.py singles|pairs", file=sys.stderr)
         return 2
     ex = diagnosis.Explainer(MISTAKES)
-    print("%d known mistakes, cases %s" % (len(MISTAKES), " ".join(check_lab.DEFAULT_CASES)))
+    print("%d known mistakes, cases %s" % (len(MISTAKES), " ".join(cases.DEFAULT_CASES)))
     if argv == ["pairs"]:  # about 20 s: some 660 pairs, each diagnosed as the checker does
         failed = bool(pairs(ex))  # one check: every pair diagnosed as promised
         print("%d passed, %d failed" % (1 - failed, failed))

@@ -14,12 +14,15 @@ was expected and what came.
 import sys
 
 import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
-import check_lab
+import cases
+import running
+import sandbox
+import verdict
 from mistakes import MISTAKES
 
 
 def main(argv):
-    timeout = check_lab.TIMEOUT
+    timeout = cases.TIMEOUT
     if argv[:1] == ["--timeout"] and len(argv) > 1 and argv[1].replace(".", "", 1).isdigit():
         timeout, argv = float(argv[1]), argv[2:]
     if len(argv) not in (2, 3):
@@ -38,9 +41,15 @@ def main(argv):
     def echo(line):
         report.append(line)
         print(line)
-    ok, results, diagnosed = check_lab.check(mutant, check_lab.DEFAULT_CASES, timeout, echo=echo)
+    box = sandbox.Sandbox(mutant)
+    results, not_run = verdict.run_cases(lambda case: running.run_case(box, case, timeout, mutant), cases.DEFAULT_CASES,
+                                         lambda result: [echo(line) for line in verdict.case_lines(result)])
+    lines, ok, diagnosed = verdict.check_lines(results, not_run)
+    for line in lines:
+        echo(line)
+    box.close()
     problems = []
-    failed = [(case, r) for case, r in results if not r["ok"]]
+    failed = [(r["text"], r) for r in results if not r["ok"]]
     if want == "none":
         problems += ["case %s: NOT OK, expected OK (the lesson written another way)" % case for case, _ in failed]
     elif not failed:

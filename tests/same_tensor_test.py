@@ -12,7 +12,7 @@ lesson's own tensors must get none.
 import sys
 
 import project  # noqa: F401  (puts checker/ on sys.path)
-import check_lab
+import cases
 import diagnosis
 import reference_attention
 from mistakes import MISTAKES
@@ -21,12 +21,12 @@ CASE = "3,4,6,6"
 
 
 def printed(tensors):
-    """The blocks check_lab.read_block would read from a lab that printed these tensors."""
+    """The blocks compare.read_block would read from a lab that printed these tensors."""
     blocks = {}
-    for _, name, _ in check_lab.TENSORS:
+    for _, name, _ in cases.TENSORS:
         t = tensors[name].double()
-        blocks[name] = {"shape": tuple(t.shape), "rows": check_lab.shown(t.shape[0]),
-                        "cols": check_lab.shown(t.shape[1]), "values": t}
+        blocks[name] = {"shape": tuple(t.shape), "rows": cases.shown(t.shape[0]),
+                        "cols": cases.shown(t.shape[1]), "values": t}
     return blocks
 
 

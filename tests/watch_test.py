@@ -4,6 +4,11 @@ The watch, started with the README's command, driven like a student drives it: i
 build/lab04_attention prints; it shows a compile error and waits; it reports a crashing lab in
 one line and goes on; Ctrl-C (SIGINT to its process group) and SIGTERM end it, during a build
 and during a run that hangs, and leave no process behind; bad options are one line and exit 2.
+After each run comes the checker's verdict, in lines that start with "check:": all right for
+the lesson; the first wrong STEP and the diagnosis for a known mistake; one line for a crash
+and for a case that hangs (within the checker's time limit); which STEP is not written yet for
+a starter's blank; a save during a verdict cancels it; --no-check leaves it out, and without a
+Python that can import torch it says so once (root only: torch is hidden in a mount namespace).
 
 usage: watch_test.py PROJECT_DIR WORK_DIR
 
@@ -18,7 +23,12 @@ import time
 import checklist
 import project
 
+sys.path.insert(0, project.CHECKER)
+import cases  # noqa: E402  (the checker's own cases and limits)
+
 OPTIONS = "--verbose -T 20 --heatmap --digits 4"  # added to the README's command
+ALL_RIGHT = "check: every STEP matches the reference in all %d cases" % len(cases.DEFAULT_CASES)
+SOFTMAX = ("torch::softmax(scores, /*dim=*/-1)", "torch::softmax(scores, /*dim=*/0)")  # a known mistake
 LAST_LINE = "Next: run several heads.\n"
 WAIT = 300  # seconds: the first start builds the watch's precompiled header and its code in the copy
 
@@ -123,10 +133,42 @@ def once_checks(work, rebuild_run):
             continue
         lab = subprocess.run([os.path.join(work, "build", "lab04_attention")] + options.split(),
                              capture_output=True, text=True)
-        ok = got.stdout == lab.stdout and got.returncode == lab.returncode and got.stderr == lab.stderr
-        checks.append(("`%s %s`: %s as build/lab04_attention" % (rebuild_run, options, what), ok,
+        verdict = [line for line in got.stderr.splitlines(True) if line.startswith("check: ")]
+        rest = "".join(line for line in got.stderr.splitlines(True) if not line.startswith("check: "))
+        judged = verdict == ([] if lab.returncode == 2 else [ALL_RIGHT + "\n"])
+        ok = got.stdout == lab.stdout and got.returncode == lab.returncode and rest == lab.stderr and judged
+        checks.append(("`%s %s`: %s as build/lab04_attention, then %s" % (
+            rebuild_run, options, what, "no verdict" if lab.returncode == 2 else "the verdict: all right"), ok,
                        "exit %d (lab %d)\nstdout %r\nlab's  %r\nstderr %r" % (
                            got.returncode, lab.returncode, got.stdout[-300:], lab.stdout[-300:], got.stderr[-300:])))
+    return checks
+
+
+def verdict_off_checks(work, rebuild_run):
+    """--no-check; and no Python that can import torch (torch hidden by an empty folder, in a
+    mount namespace: root only)."""
+    lab = subprocess.run([os.path.join(work, "build", "lab04_attention")], capture_output=True, text=True)
+    got = subprocess.run(["bash", "-c", rebuild_run + " --no-check"], cwd=work, capture_output=True, text=True,
+                         timeout=WAIT)
+    checks = [("`%s --no-check`: the run as build/lab04_attention's, and no verdict" % rebuild_run,
+               got.stdout == lab.stdout and got.stderr == lab.stderr and got.returncode == 0,
+               "exit %d, stderr %r" % (got.returncode, got.stderr[-400:]))]
+    found = subprocess.run(["sh", os.path.join(project.CHECKER, "find_torch_python")], capture_output=True, text=True)
+    origin = subprocess.run([found.stdout.split(" ")[0], "-c", "import torch; print(torch.__file__)"],
+                            capture_output=True, text=True).stdout.strip() if found.returncode == 0 else ""
+    # The folder that holds torch (and its metadata, which find_torch_python reads), hidden whole.
+    torch_dirs = [os.path.dirname(os.path.dirname(origin))] if origin else []
+    if os.geteuid() != 0 or not torch_dirs:
+        print("SKIPPED (part): no Python without torch can be made here (needs root)")
+        return checks
+    hide = "".join("mount -t tmpfs none %s && " % d for d in torch_dirs)
+    got = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide + rebuild_run], cwd=work,
+                         capture_output=True, text=True, timeout=WAIT)
+    said = [l for l in got.stderr.splitlines() if l.startswith("check: ")]
+    checks.append(("without a Python that can import torch: the run as build/lab04_attention's, then one line "
+                   "saying so and how to install it", got.stdout == lab.stdout and got.returncode == 0 and len(said) == 1
+                   and "no Python here can import torch" in said[0] and "python3-torch" in said[0],
+                   "exit %d, stderr %r (hidden: %s)" % (got.returncode, got.stderr[-400:], torch_dirs)))
     return checks
 
 
@@ -157,12 +199,24 @@ def main(argv):
         checks.append(("its first run prints what build/lab04_attention %s prints, byte for byte" % OPTIONS,
                        first_out.endswith(expected) and expected.endswith(LAST_LINE),
                        "watch's run: %r...\nlab's run: %r..." % (first_out[-300:], expected[-300:])))
+        checks.append(("then the checker's verdict on the lesson: every STEP right", ALL_RIGHT in first_err,
+                       "stderr %r" % first_err[-600:]))
 
         save(lab_cpp, lesson.replace("Next: run several heads.", "Next: an edit shows."))
         out, err = watch.next_round()
         checks.append(("after a save it shows the new run, then how long the save took to show",
                        out.endswith("Next: an edit shows.\n") and "s from the save to the end of this run" in err,
                        "stdout ends %r; stderr %r" % (out[-80:], err)))
+
+        save(lab_cpp, lesson.replace(*SOFTMAX))
+        out, err = watch.next_round()
+        verdict = [l for l in err.splitlines() if l.startswith("check: ")]
+        checks.append(("a known mistake: the run first, then the first wrong STEP with what was printed and "
+                       "expected, and the diagnosis last", out.endswith(LAST_LINE.replace("\n", "")) is False
+                       and "STEP 3-5" in out and len(verdict) >= 3 and verdict[0] == "check: NOT OK  3,4,6,6"
+                       and "STEP 5: weights:" in verdict[1] and "expected" in verdict[1]
+                       and any(l.startswith("check: diagnosis: softmax ran over dimension 0") for l in verdict)
+                       and "s to the verdict" in err.splitlines()[-1], "stdout ends %r; stderr %r" % (out[-200:], err[-1500:])))
 
         save(lab_cpp, lesson + "int broken = ;\n")
         out, err = watch.next_round()
@@ -172,15 +226,62 @@ def main(argv):
 
         save(lab_cpp, lesson.replace("  // STEP 5:", "  std::abort();\n  // STEP 5:", 1))
         out, err = watch.next_round()
-        crash_lines = [l for l in err.splitlines() if "crashed" in l]
+        crash_lines = [l for l in err.splitlines() if "crashed" in l and not l.startswith("check: ")]
         checks.append(("a crash of the lab is one line (what it printed before stays), and the watch goes on",
                        len(crash_lines) == 1 and "signal 6" in crash_lines[0] and "STEP 2:" in out
                        and watch.process.poll() is None, "stdout %r; stderr %r" % (out[-200:], err[-600:])))
+        verdict = [l for l in err.splitlines() if l.startswith("check: ")]
+        checks.append(("its verdict is one line: the case it crashed in", len(verdict) == 1
+                       and verdict[0].startswith("check: NOT OK: in case 3,4,6,6 the lab crashed with SIGABRT"),
+                       "stderr %r" % err[-600:]))
+
+        hang = lesson.replace("  // STEP 5:", "  if (T == 5) for (volatile int i = 0;; i = 0) {}\n  // STEP 5:", 1)
+        save(lab_cpp, hang)
+        out, err = watch.next_round()
+        verdict = [l for l in err.splitlines() if l.startswith("check: ")]
+        checks.append(("a lab that hangs in one case: the run, then one line after the checker's time limit, "
+                       "and the watch goes on", out.endswith(LAST_LINE) and len(verdict) == 1
+                       and "did not finish within %g s" % cases.WATCH_TIMEOUT in verdict[0]
+                       and "the other cases were not run" in verdict[0] and watch.process.poll() is None,
+                       "stdout ends %r; stderr %r" % (out[-100:], err[-800:])))
+
+        save(lab_cpp, hang + "// saved again\n")
+        time.sleep(1.5)  # its run has shown; the verdict waits on the case that hangs
+        saved = time.time()
+        save(lab_cpp, lesson)
+        out, err = watch.next_round()
+        took = time.time() - saved
+        checks.append(("a save during a verdict cancels it: the next run and its verdict come without waiting "
+                       "out the time limit", ALL_RIGHT in err and "did not finish" not in err
+                       and took < cases.WATCH_TIMEOUT, "%.1f s after the save; stderr %r" % (took, err[-800:])))
+
+        save(lab_cpp, lesson.replace("  // STEP 5:", "  if (T == 20) for (volatile int i = 0;; i = 0) {}\n  // STEP 5:", 1))
+        time.sleep(2)  # its run hangs (the options above have 20 tokens)
+        saved = time.time()
+        save(lab_cpp, lesson)
+        out, err = watch.next_round()
+        checks.append(("a save during a run that hangs stops it, and the new lab is built and run at once",
+                       out.endswith(expected) and "saved again during the run" in err and time.time() - saved < 30,
+                       "stdout ends %r; stderr %r" % (out[-100:], err[-600:])))
+
+        starter = os.path.join(work, "starter_lab.cpp")
+        made = subprocess.run([sys.executable, os.path.join(project.INSTRUCTOR, "make_starter.py"), "--lab-only",
+                               starter], capture_output=True, text=True)
+        if made.returncode == 0:
+            save(lab_cpp, open(starter).read())
+            os.remove(starter)
+            out, err = watch.next_round()
+            verdict = [l for l in err.splitlines() if l.startswith("check: ")]
+            ok, got = (len(verdict) == 1 and verdict[0].startswith("check: STEP 3 is not written yet"),
+                       "stderr %r" % err[-600:])
+        else:
+            ok, got = False, "make_starter.py --lab-only failed: %s" % made.stderr[-300:]
+        checks.append(("a starter's blank: which STEP is not written yet, and nothing more", ok, got))
 
         save(lab_cpp, lesson)
         out, err = watch.next_round()
-        checks.append(("the lesson put back prints the lesson's run again, byte for byte", out == expected,
-                       "%r..." % out[-300:]))
+        checks.append(("the lesson put back prints the lesson's run again, byte for byte, and its verdict is "
+                       "all right", out == expected and ALL_RIGHT in err, "%r...; stderr %r" % (out[-300:], err[-300:])))
 
         os.killpg(watch.session, signal.SIGINT)  # what Ctrl-C does: the terminal's whole group
         ok, got = watch.ended_clean()
@@ -222,6 +323,7 @@ def main(argv):
         except subprocess.TimeoutExpired:
             ok, got = False, "still running after 30 s (it went on watching)"
         checks.append(("bad options: exit 2, nothing on standard output, one line on standard error", ok, got))
+        checks += verdict_off_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip())
     finally:
         for watch in watches:
             watch.kill()

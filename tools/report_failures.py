@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Ends a failed test run with one report: what failed, the checker's diagnosis last.
 
-usage: report_failures.py JUNIT_XML
+usage: report_failures.py JUNIT_XML [CHECKER_JSON]
 
 Run after ctest has failed (the README's test command does). For each failed test it prints
-the test's name and its output, cut to a screenful; for the checker's report, only the first
+the test's name and its output, cut to a screenful; for the checker's test, only the first
 case that is NOT OK, then the diagnosis (and any note), which stand in the last lines. It says
-how many tests were skipped because they need right numbers, and where the whole report is.
+how many tests were skipped (those that need right numbers are, while the checker finds the
+lab's wrong), and where the whole report is.
+
+It reads values, not wording: which tests failed or were skipped from the JUnit report, and
+the checker's first case NOT OK and its diagnosis from the verdict's parts that the checker's
+test writes (check_lab.py --json: CHECKER_JSON, by default tests/check_lab_report.json in the
+build folder that holds JUNIT_XML).
 
 It also makes the JUnit report readable on CI pages: ctest --output-junit writes a failed
 test's output to <system-out> and an empty <failure message="">, and most CI pages show only
@@ -15,32 +21,29 @@ line, its STEP and the diagnosis (or the output's first line) into the message.
 
 Exit status: 0 when the report was read, 2 when there is none to read.
 """
+import json
 import os
 import sys
 import xml.etree.ElementTree as ET
 
 MAX_LINES = 25  # of a failed test's output that are shown here; the JUnit report has all
-CASE_LINES = ("OK ", "NOT OK", "NOT RUN")
-DIAGNOSIS = ("note:", "same tensor:", "diagnosis", "  it does not explain", "           and",
-             "wrong in themselves")
+CHECKER_TEST = "every_step_of_the_lab_matches_the_reference_in_every_case"  # tests/CMakeLists.txt's
 
 
-def checker_summary(lines):
-    """From a checker's report: the first NOT OK case with its lines, then the diagnosis and
-    the count; None when lines are not a checker's report."""
-    first = next((n for n, l in enumerate(lines) if l.startswith("NOT OK")), None)
-    if first is None or not any(l.startswith("check_lab: ") for l in lines):
+def checker_summary(path):
+    """The checker's first case NOT OK and what follows the cases (check_lab.py --json), or
+    None when there is no such file or the checker found nothing wrong."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        return None if data["ok"] else (list(data["first"]), list(data["ending"]))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    end = next((n for n in range(first + 1, len(lines)) if lines[n].startswith(CASE_LINES)
-                or lines[n].startswith(DIAGNOSIS)), len(lines))
-    tail = [l for l in lines[end:] if l.startswith(DIAGNOSIS)]
-    count = [l for l in lines if " passed, " in l and l.split()[0].isdigit()]
-    return lines[first:end] + tail + count[-1:]
 
 
 def main(argv):
-    if len(argv) != 1:
-        print("report_failures: usage: report_failures.py JUNIT_XML", file=sys.stderr)
+    if len(argv) not in (1, 2):
+        print("report_failures: usage: report_failures.py JUNIT_XML [CHECKER_JSON]", file=sys.stderr)
         return 2
     try:
         tree = ET.parse(argv[0])
@@ -53,14 +56,16 @@ def main(argv):
         out = case.find("system-out")
         text = out.text if out is not None and out.text else ""
         lines = [l.rstrip() for l in text.splitlines() if l.strip()]
-        if case.find("skipped") is not None and "SKIPPED: needs right numbers" in text:
+        if case.find("skipped") is not None:
             skipped += 1
         failure = case.find("failure")
         if failure is None:
             continue
-        summary = checker_summary(lines)
+        summary = checker_summary(argv[1] if len(argv) > 1 else os.path.join(
+            os.path.dirname(argv[0]), "tests", "check_lab_report.json")) if case.get("name") == CHECKER_TEST else None
         if summary:
-            message = [l.strip() for l in summary[0:2]] + [l for l in summary if l.startswith("diagnosis")]
+            message = [l.strip() for l in summary[0][0:2]] + summary[1]
+            summary = summary[0] + summary[1]
         else:
             message = lines[:1]
         failure.set("message", " | ".join(message) or "failed")
@@ -71,7 +76,7 @@ def main(argv):
             failed.append((case.get("name"), lines))
     tree.write(argv[0], encoding="UTF-8", xml_declaration=True)
 
-    skip = (" (%d tests skipped: they need right numbers, and the checker found the lab's wrong)"
+    skip = (" (%d tests skipped: those that need right numbers are, while the checker finds the lab's wrong)"
             % skipped if skipped else "")
     print("\n=== what failed%s ===" % skip)
     for name, lines in failed:

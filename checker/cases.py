@@ -1,0 +1,94 @@
+"""cases.py: the lesson's cases and the shape of what the lab prints for them.
+
+The bottom of the checker: plain data and rules, no torch, no running. Every other module of
+the checker (and the class grader, the watch's verdict, the kit) takes the cases, the tensors
+of the lesson and the limits of a run from here.
+
+A case is seed,tokens,embed,head, then optionally ,no-scale and/or ,no-mask; the lab runs it
+with --digits 9 --verbose (arguments()), which prints every tensor of TENSORS in full, or, past
+SHOW_ALL rows or columns, its first and last SHOW_ENDS.
+"""
+import re
+
+DEFAULT_CASES = ["3,4,6,6", "7,5,8,3", "42,20,12,4", "0,1,1,1", "11,20,6,9,no-scale",
+                 "3,4,6,6,no-mask"]
+# The cases of a grade print every entry (no size above 16), so that each step can be
+# recomputed from what the lab printed for the step before it.
+GRADE_CASES = ["3,4,6,6", "7,5,8,3", "0,1,1,1", "11,12,6,9,no-scale", "3,4,6,6,no-mask", "42,16,12,4"]
+STEP_NAMES = {1: "the input x", 2: "query, key and value", 3: "the scores", 4: "the causal mask",
+              5: "softmax", 6: "the output", 7: "the two checks and the exit status"}
+
+# The tensors in the order of the lesson: (step, name, header of the block that prints it).
+TENSORS = [("1", "x", "    x, shape"), ("2", "q", "    q, shape"), ("2", "k", "    k, shape"),
+           ("2", "v", "    v, shape"), ("3", "scores", "    scores before the mask, shape"),
+           ("4", "masked scores", "    scores after the mask, shape"),
+           ("5", "weights", "STEP 3-5:"), ("6", "out", "    out, shape")]
+
+MAX_SIZE = 4096  # the lab's largest --tokens, --embed and --head
+SHOW_ALL, SHOW_ENDS = 16, 8  # the lab condenses a matrix past 16 rows or columns to 8 + 8
+ABS_TOL, REL_TOL = 1e-6, 1e-5  # the same LibTorch agrees exactly; this leaves room for a BLAS
+
+# What one run of the lab may take and print, whoever runs it (the memory, process and file
+# limits are the sandbox's: sandbox.limits()).
+TIMEOUT = 60.0  # seconds, for a program that loads LibTorch (a 4096-token lab takes about 1 s)
+CLASS_TIMEOUT = 10.0  # seconds, for a run forked from a process that has loaded it (0.03 s)
+WATCH_TIMEOUT = 5.0  # seconds, for the watch's verdict: a hang costs this once, then it says so
+MAX_STDOUT = 4 << 20  # bytes of a run's output kept: the default cases print about 40 kB
+MAX_STDERR = 256 << 10
+
+
+class BadCase(ValueError):
+    """A case that is not seed,tokens,embed,head[,no-scale][,no-mask]: its message says so."""
+
+
+def parse_case(text):
+    """The case as a dict: seed, tokens, embed, head, scale and mask (BadCase if malformed)."""
+    fields = text.split(",")
+    try:
+        seed, tokens, embed, head = (int(f) for f in fields[:4])
+    except ValueError:
+        fields = []
+    flags = fields[4:]
+    if (len(fields) < 4 or seed < 0 or not all(1 <= n <= MAX_SIZE for n in (tokens, embed, head))
+            or any(f not in ("no-scale", "no-mask") for f in flags)):
+        raise BadCase("bad case %r: expected seed,tokens,embed,head (sizes 1 to %d) optionally "
+                      "followed by ,no-scale and/or ,no-mask" % (text, MAX_SIZE))
+    return {"text": text, "seed": seed, "tokens": tokens, "embed": embed, "head": head,
+            "scale": "no-scale" not in flags, "mask": "no-mask" not in flags}
+
+
+def arguments(case):
+    """The lab's options for a case (after the program's name)."""
+    args = ["--seed", str(case["seed"]), "-T", str(case["tokens"]), "-C", str(case["embed"]),
+            "--head", str(case["head"]), "--digits", "9", "--verbose"]
+    return args + ([] if case["scale"] else ["--no-scale"]) + ([] if case["mask"] else ["--no-mask"])
+
+
+def prints_every_entry(case):
+    """Whether the lab prints each of this case's tensors whole (no size past SHOW_ALL)."""
+    return all(case[n] <= SHOW_ALL for n in ("tokens", "embed", "head"))
+
+
+def shown(n):
+    """Indices of n rows (or columns) the lab prints."""
+    return list(range(n)) if n <= SHOW_ALL else list(range(SHOW_ENDS)) + list(range(n - SHOW_ENDS, n))
+
+
+def printable(text):
+    """Text with its control characters (ESC, BEL, CR, ...: a terminal would obey them) shown
+    as \\xNN; tabs and line breaks kept: how any of the lab's own text is shown."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: "\\x%02x" % ord(m.group()), text)
+
+
+def parse_points(text):
+    try:
+        points = [float(p) for p in text.split(",")]
+        assert len(points) == 7 and all(0 <= p <= 1000 for p in points) and sum(points) > 0
+    except (ValueError, AssertionError):
+        raise ValueError("--points takes 7 numbers from 0 to 1000, one for each STEP, joined by commas "
+                    "(such as 1,1,2,2,2,1,1), not %r" % text[:80])
+    return points
+
+
+def fmt(x):
+    return ("%g" % x)

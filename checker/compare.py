@@ -1,0 +1,222 @@
+"""compare.py: what a run of the lab printed, read back and compared with the reference.
+
+read_block() reads one printed tensor; compare() says whether it agrees with the expected
+tensor, and where not, how; first_difference() walks the tensors in the order of the lesson;
+judge() turns one run of one case (a running.Ran) into a case's result: OK, or NOT OK with the
+FIRST step that differs (later steps follow from it and are not judged), or what stopped the
+run and how far it got. A future filled with a finite number that softmax turns into a weight
+of exactly 0 (-1e9, say) is as good as -inf: OK, with a note (fill_note()).
+"""
+import re
+
+import torch
+
+import cases
+import reference_attention
+from cases import ABS_TOL, REL_TOL, TENSORS, shown
+
+
+def read_block(lines, header):
+    """The tensor printed after the line starting with header, as a dict: shape, rows and
+    cols (the indices printed) and values (a float64 tensor, rows x cols); None when no such
+    line; or an error text for what cannot be read."""
+    start = next((n for n, line in enumerate(lines) if line.startswith(header)), None)
+    if start is None:
+        return None
+    m = re.search(r"shape \((\d+), (\d+)\):$", lines[start])
+    shape = (int(m.group(1)), int(m.group(2))) if m else None
+    indent = "      " if header.startswith(" ") else "  "
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith(indent + "... ") and line.endswith("rows not shown ..."):
+            continue
+        m = re.match("^" + indent + r"t(\d+): \[(.*)\]$", line)
+        if not m:
+            if line.startswith(indent + "t"):
+                return "cannot read the line %r" % line[:80]
+            break
+        rows.append((int(m.group(1)), m.group(2).split(", ")))
+    if not rows:
+        return "no rows printed after %r" % lines[start][:80]
+    if shape is None:  # the weights: T rows; columns as printed, or T when condensed
+        n = rows[-1][0] + 1
+        shape = (n, n if "..." in rows[-1][1] else len(rows[-1][1]))
+    grid, cols = [], None
+    for i, cells in rows:
+        cut = cells.index("...") if "..." in cells else len(cells)
+        columns = list(range(cut)) + [shape[1] - len(cells) + cut + 1 + k
+                                      for k in range(len(cells) - cut - 1)]
+        if cols is not None and columns != cols:
+            return "row t%d has %d entries, row t%d %d" % (rows[0][0], len(cols), i, len(columns))
+        cols = columns
+        try:
+            grid.append([float(text) for text in cells[:cut] + cells[cut + 1:]])
+        except ValueError:
+            bad = next(t for t in cells[:cut] + cells[cut + 1:] if not is_number(t))
+            return "cannot read the number %r in row t%d" % (bad[:40], i)
+    return {"shape": shape, "rows": [i for i, _ in rows], "cols": cols,
+            "values": torch.tensor(grid, dtype=torch.float64)}
+
+
+def is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+
+def agreeing(printed, expected):
+    """Entry by entry, whether printed agrees with expected (float64 tensors of one shape):
+    within the tolerances; an infinity only with the same infinity; NaN only with NaN."""
+    close = (printed - expected).abs() <= ABS_TOL + REL_TOL * expected.abs()
+    infinite = torch.isinf(printed) | torch.isinf(expected)
+    close = torch.where(infinite, printed == expected, close)
+    return close | (torch.isnan(printed) & torch.isnan(expected))
+
+
+def fill_as_good_as_minus_inf(printed, expected, lowest):
+    """Entries where the lesson's masked score is -inf and the lab's is a finite number that
+    softmax turns into a weight of exactly 0 all the same: exp(fill - any score) is 0 in
+    float32 even for the lowest score (lowest) that is not masked."""
+    if lowest is None:
+        return torch.zeros_like(printed, dtype=torch.bool)
+    candidates = (expected == float("-inf")) & torch.isfinite(printed)
+    return candidates & (torch.exp((printed - lowest).float()) == 0)
+
+
+def lowest_unmasked(expected):
+    finite = expected[torch.isfinite(expected)]
+    return finite.min().double().item() if finite.numel() else None
+
+
+def compare(block, expected, name=None, detail=True, e=None):
+    """(None, fills) when the printed block agrees with the expected tensor, else (what
+    differs, fills); fills are finite numbers in place of -inf that are as good (see
+    fill_as_good_as_minus_inf), only for the masked scores. Without detail what differs is
+    only "differs"; e, when given, is expected at the printed rows and columns, in float64."""
+    want = (expected.shape[0], expected.shape[1])
+    if block["shape"] != want:
+        return "shape (%d, %d), expected (%d, %d)" % (block["shape"] + want), set()
+    rows, cols = shown(want[0]), shown(want[1])
+    if block["rows"] != rows or block["cols"] != cols:
+        return "%d numbers printed, %d expected for shape (%d, %d)" % (
+            (block["values"].numel(), len(rows) * len(cols)) + want), set()
+    if e is None:
+        e = expected.double()[rows][:, cols]
+    p = block["values"]
+    if torch.allclose(p, e, rtol=REL_TOL, atol=ABS_TOL, equal_nan=True):  # the usual answer, fast
+        return None, set()
+    if not detail and name != "masked scores":
+        return "differs", set()
+    ok = agreeing(p, e)
+    fills = set()
+    if name == "masked scores" and not bool(ok.all()):
+        filled = ~ok & fill_as_good_as_minus_inf(p, e, lowest_unmasked(expected))
+        fills = set(p[filled].tolist())
+        ok = ok | filled
+    if bool(ok.all()):
+        return None, fills
+    if not detail:
+        return "differs", fills
+    wrong = (~ok).nonzero().tolist()
+    gap = (p - e).abs().nan_to_num(float("inf"), float("inf"))
+    a, b = max(wrong, key=lambda ij: gap[ij[0], ij[1]].item())
+    return "shape (%d, %d) as expected; %d of %d printed entries differ; worst at row %d, " \
+           "column %d: printed %.9f, expected %.9f" % (want + (len(wrong), p.numel(), rows[a],
+                                                              cols[b], p[a, b], e[a, b])), fills
+
+
+def first_difference(blocks, expected, names=None):
+    """(step, tensor, what) of the first printed tensor that does not agree, or None; fills
+    as good as -inf are added to the set names.fills when given."""
+    for step, name, _ in TENSORS:
+        block = blocks[name]
+        if block is None:
+            return step, name, "was not printed"
+        if isinstance(block, str):
+            return step, name, block
+        problem, fills = compare(block, expected[name], name)
+        if names is not None:
+            names.update(fills)
+        if problem:
+            return step, name, problem
+    return None
+
+
+# --- one case ------------------------------------------------------------------------
+
+def expected_of(case):
+    return reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
+                                         scale=case["scale"], mask=case["mask"])
+
+
+def judge(case, run):
+    """The result of one case (a dict of cases.parse_case) from its run (a running.Ran): a
+    dict with text, ok, lines (the report), step and name (of the first difference), blocks
+    (what was read, for a diagnosis, or None), parsed (what was read, for a grade), fills
+    (finite fills as good as -inf), and the run's out, status, ended, timed_out and problem."""
+    result = {"text": case["text"], "ok": False, "step": None, "name": None, "blocks": None,
+              "fills": set(), "lines": [], "timed_out": run.timed_out, "out": run.lines,
+              "status": run.status, "ended": run.ended, "problem": run.problem}
+    out, status, err = run.lines, run.status, run.err
+    blocks = {name: read_block(out, header) for _, name, header in TENSORS}
+    result["parsed"] = blocks
+    if run.ended:
+        result["lines"] = ["the lab " + run.problem]
+        printed = [name for _, name, _ in TENSORS if isinstance(blocks[name], dict)]
+        if printed:  # what it printed before it stopped: right, or where it went wrong
+            # Every tensor may have been printed right before a crash or a time-out: then
+            # there is no difference, and what it printed is still judged (grading.py).
+            step, name, what = first_difference(blocks, expected_of(case)) or (None, None, "was not printed")
+            result["lines"].append("before it stopped: STEP %s: %s: %s" % (step, name, what) if what != "was not printed"
+                                   else "before it stopped, what it printed agrees with the reference, up to %s"
+                                   % printed[-1])
+    else:
+        expected = expected_of(case)
+        diff = first_difference(blocks, expected, result["fills"])
+        if diff:
+            step, name, what = diff
+            result.update(step=step, name=name)
+            result["lines"] = ["STEP %s: %s: %s" % (step, name, what),
+                               "later steps are not judged: they follow from this one"]
+            if what == "was not printed" and status not in (0, 1):
+                result["lines"].append("the lab exited %d%s" % (status, ": " + err.splitlines()[0][:200] if err else ""))
+        else:
+            verdict = verdict_line(expected["sums_ok"], expected["causal_ok"])
+            want_exit = 0 if expected["sums_ok"] and expected["causal_ok"] else 1
+            if verdict not in out:
+                got = [line for line in out if line.startswith("STEP 7")]
+                result["step"] = "7"
+                result["lines"] = ["STEP 7: printed %r, expected %r" % (got[0][:120] if got else "no STEP 7 line", verdict)]
+            elif status != want_exit:
+                result["step"] = "7"
+                result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % err.splitlines()[0][:200] if err else "")]
+            else:
+                result["ok"] = True
+        if any(isinstance(b, dict) for b in blocks.values()):  # something to explain
+            result["blocks"] = blocks
+    if not result["ok"]:
+        result["lines"].append("command: " + " ".join(run.command))
+    return result
+
+
+def verdict_line(sums_ok, causal_ok):
+    """STEP 7's line as the lab prints it, for these two checks."""
+    yes = lambda ok: "YES" if ok else "NO"
+    return "STEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s" % (yes(sums_ok), yes(causal_ok))
+
+
+def blank_step(lines):
+    """The STEP a starter's run stopped at, "not written yet" (an int), or None."""
+    return min((int(m.group(1)) for line in lines for m in [re.match(r"^STEP (\d): not written yet", line)] if m),
+               default=None)
+
+
+def fill_note(fills):
+    shown_fills = ", ".join("%g" % f for f in sorted(fills)[:3])
+    return ("note: the lab fills the future with %s where the lesson uses -inf; softmax gives "
+            "both a weight of exactly 0 here, so the numbers agree. The lesson uses -inf because "
+            "it gives 0 for scores of any size, and a printout shows plainly what is masked."
+            % shown_fills)

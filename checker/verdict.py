@@ -1,0 +1,71 @@
+"""verdict.py: the checker's verdict on a lab, from its runs: the report every front end shows.
+
+run_cases() runs the cases one by one through a function the front end gives (the sandbox's
+run for check_lab.py, the class runner for the class grader, the watch's own forks for its
+verdict) and judges each (compare.judge); after a run that times out, the rest are not run:
+each would wait as long. check_lines() and grade_lines() are the report: each case, then the
+diagnosis (diagnosis.py); or each STEP with its points (grading.py).
+"""
+import cases
+import compare
+import diagnosis
+import grading
+from mistakes import MISTAKES
+
+
+def run_cases(run_one, texts, on_result=None):
+    """(results, texts not run): run_one(case) returns a running.Ran; on_result, when given,
+    sees each result as it comes (a report printed as the cases run)."""
+    results = []
+    for n, text in enumerate(texts):
+        result = compare.judge(cases.parse_case(text), run_one(cases.parse_case(text)))
+        results.append(result)
+        if on_result:
+            on_result(result)
+        if result["timed_out"] and n + 1 < len(texts):
+            return results, texts[n + 1:]
+    return results, []
+
+
+def case_lines(result):
+    """One case of the report: OK or NOT OK and the case, then what differs, indented."""
+    return ["%s  %s" % ("OK    " if result["ok"] else "NOT OK", result["text"])] + \
+        ["        " + line for line in result["lines"]]
+
+
+def not_run_line(results, not_run):
+    return "NOT RUN %s: the lab ran out of time in case %s, and would again" % (" ".join(not_run), results[-1]["text"])
+
+
+def check_lines(results, not_run, explainer=None):
+    """What follows the cases in a check: (lines, passed, what was diagnosed: a mistake's
+    id, "a+b", or None). The note on fills, the diagnosis and the steps wrong in themselves
+    when a case is NOT OK, then the count."""
+    lines = [not_run_line(results, not_run)] if not_run else []
+    fills = set().union(*(r["fills"] for r in results)) if results else set()
+    if fills:
+        lines.append(compare.fill_note(fills))
+    diagnosed = None
+    if not all(r["ok"] for r in results):
+        said, diagnosed = diagnosis.diagnose(results, MISTAKES, explainer)
+        lines += said
+        wrong = grading.steps_wrong_in_themselves(results)
+        if wrong:
+            lines.append("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))
+    passed = sum(1 for r in results if r["ok"])
+    lines.append("%d passed, %d failed%s" % (passed, len(results) - passed, ", %d not run" % len(not_run) if not_run else ""))
+    return lines, passed == len(results) and not not_run, diagnosed
+
+
+def problem_line(result):
+    """For a grade: the case's run did not run to its end, in words (None when it did)."""
+    return "case %s: the lab %s" % (result["text"], result["problem"]) if result["problem"] else None
+
+
+def grade_lines(results, not_run, points):
+    """A grade's report after the cases' problem_line()s: (score, total, grades, parts,
+    lines); parts[n] is STEP n's line."""
+    lines = [not_run_line(results, not_run)] if not_run else []
+    score, total, grades, parts = grading.grade(results, points)
+    lines += [parts[n] for n in range(1, 8)] + ["score: %s/%s" % (cases.fmt(score), cases.fmt(total))]
+    return score, total, grades, parts, lines

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""watch_verdict.py: the checker's verdict for the watch (watch/lab_watch.cpp), as the student saves.
+
+usage: watch_verdict.py [PROGRAM]   (PROGRAM: the lab, as the report names it)
+
+The watch starts it once, beside the first build, and talks to it on standard input and output
+(the protocol is described in lab_watch.cpp): it says the cases and the limits of a run at
+once, then loads torch, computes the reference of every case and warms the diagnosis, while
+the lab builds. After each run the watch runs the cases itself (forks of a process that has
+LibTorch loaded) and sends what they printed; this answers with the verdict, each line
+starting with "check:", then "end <id>":
+
+  right:    every STEP matches the reference in all cases (and the note on a finite fill)
+  a blank:  which STEP a starter's run stopped at, not written yet, and nothing more
+  stopped:  the first case the lab crashed, hung or flooded in, in one line
+  wrong:    the first case NOT OK with what was printed and expected, then the diagnosis and
+            its fix: the lines the test run ends with (verdict.py, the same compare and
+            diagnosis)
+
+A fault of its own is one "check:" line naming it; it then waits for the next job. When torch
+cannot be loaded at all, it says so at the first job, then "final": the watch asks no more.
+"""
+import os
+import select
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases  # noqa: E402
+import running  # noqa: E402
+import sandbox  # noqa: E402
+
+
+def greet(out):
+    """The cases and the limits of each run, before torch loads (the watch needs them first)."""
+    found = sandbox.limits(cases.WATCH_TIMEOUT, sandbox.sanitizer_build(),
+                           sandbox.PROCESSES + len(sandbox._processes_of(os.getuid())) + 64)
+    lines = ["cases %d %d %d %d" % (len(cases.DEFAULT_CASES), int(cases.WATCH_TIMEOUT * 1000), cases.MAX_STDOUT,
+                                    cases.MAX_STDERR),
+             "limits " + " ".join("%s=%d" % kv for kv in found.items())]
+    lines += ["case %s %s" % (text, " ".join(cases.arguments(cases.parse_case(text)))) for text in cases.DEFAULT_CASES]
+    out.write(("\n".join(lines) + "\n").encode())
+    out.flush()
+
+
+class Sent:
+    """A run the watch made, as sandbox.Run has it."""
+
+    def __init__(self, status, stopped, out, err):
+        self.status = None if stopped != "-" else status
+        self.stopped = None if stopped == "-" else stopped
+        self.out, self.err, self.limit = out, err, None
+
+
+def read_job(stream, program):
+    """(id, {case text: running.Ran}) of the next job, or None at the end of the input;
+    program: the lab's program, as the report names it (a case's command)."""
+    head = stream.readline().split()
+    if not head:
+        return None
+    if len(head) != 3 or head[0] != b"job":
+        raise ValueError("expected a job, got %r" % b" ".join(head)[:80])
+    runs = {}
+    for _ in range(int(head[2])):
+        word, text, status, stopped, n_out, n_err = stream.readline().split()
+        assert word == b"ran"
+        out, err = stream.read(int(n_out)), stream.read(int(n_err))
+        text = text.decode()
+        command = [program] + cases.arguments(cases.parse_case(text))
+        runs[text] = running.ran(command, Sent(int(status), stopped.decode(), out, err), cases.WATCH_TIMEOUT)
+    return head[1].decode(), runs
+
+
+def judged(runs, explainer):
+    """The verdict's lines, without their "check: "."""
+    import compare
+    import verdict
+    results, not_run = verdict.run_cases(lambda case: runs[case["text"]], cases.DEFAULT_CASES)
+    blank = min((b for b in (compare.blank_step(r["out"]) for r in results) if b), default=None)
+    if blank:
+        return ["STEP %d is not written yet: the run stops there (write it, save, and the verdict follows)" % blank]
+    stopped = next((r for r in results if r["ended"]), None)
+    if stopped:
+        return ["NOT OK: in case %s the lab %s%s" % (stopped["text"], stopped["problem"],
+                                                     "; the other cases were not run" if not_run else "")]
+    lines, ok, _ = verdict.check_lines(results, not_run, explainer)
+    if ok:
+        return ["every STEP matches the reference in all %d cases" % len(results)] + \
+            [line for line in lines if line.startswith("note:")]
+    first = next(r for r in results if not r["ok"])
+    said = [line for line in verdict.case_lines(first) if "later steps are not judged" not in line]
+    return said + lines
+
+
+def warm(explainer, stream):
+    """Predicts what each known mistake prints in each case, while no job waits: the first
+    diagnosis then costs what a later one does."""
+    from mistakes import MISTAKES
+    for m in MISTAKES:
+        for text in cases.DEFAULT_CASES:
+            if select.select([stream], [], [], 0)[0]:
+                return
+            explainer.shown(text, (m,), "x")
+
+
+def main():
+    out = sys.stdout.buffer
+    stream = sys.stdin.buffer
+    greet(out)
+    try:
+        import torch
+        torch.set_num_threads(1)  # small tensors: one thread, and no pool left waiting
+        import compare
+        import diagnosis
+        from mistakes import MISTAKES
+        for text in cases.DEFAULT_CASES:
+            compare.expected_of(cases.parse_case(text))  # the reference, once for the watch
+        explainer = diagnosis.Explainer(MISTAKES)
+    except Exception as e:  # pylint: disable=broad-except  (a torch that cannot load: said once, at the first job)
+        job = read_job(stream, "lab04_attention")
+        if job:
+            out.write(("check: no verdict: torch cannot be loaded here (%s: %s); install python3-torch (Debian), or "
+                       "name another Python in LAB_PYTHON\nfinal\nend %s\n" % (type(e).__name__, str(e)[:200], job[0])).encode())
+            out.flush()
+        return 1
+    warm(explainer, stream)
+    while True:
+        try:
+            job = read_job(stream, sys.argv[1] if len(sys.argv) > 1 else "lab04_attention")
+        except (ValueError, AssertionError) as e:
+            out.write(("check: the checker could not read the watch's runs (%s)\n" % e).encode())
+            out.flush()
+            return 1
+        if job is None:
+            return 0
+        ident, runs = job
+        try:
+            lines = judged(runs, explainer)
+        except Exception as e:  # pylint: disable=broad-except  (a fault of the checker's own: one line)
+            lines = ["the checker failed: %s: %s; the next save tries again" % (type(e).__name__, str(e)[:200])]
+        text = "".join("check: %s\n" % cases.printable(line) for line in lines)
+        out.write((text + "end %s\n" % ident).encode())
+        out.flush()
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (KeyboardInterrupt, BrokenPipeError):
+        sys.exit(0)

@@ -42,6 +42,7 @@ here that can import torch; 3 an error of the checker's own.
 import os
 import signal
 import sys
+import threading
 
 import cases
 import sandbox  # the one way to run a student's lab
@@ -120,6 +121,18 @@ def write_json(path, ok, first, ending):
     os.replace(path + ".new", path)
 
 
+JUDGES = {}  # what load_judges() met, if it failed
+
+
+def load_judges():
+    """Imports torch and the modules that judge (grading.py, verdict.py): in a thread."""
+    try:
+        import grading  # noqa: F401
+        import verdict  # noqa: F401
+    except Exception as e:  # pylint: disable=broad-except  (raised again in the main thread)
+        JUDGES["failed"] = e
+
+
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # "| head" ends the checker quietly
     try:
@@ -131,17 +144,15 @@ def main(argv):
             torch_python.with_torch()
         except torch_python.NoTorch as e:
             raise Usage(str(e))
-        import torch
-        import grading
+        import importlib.metadata
         import running
-        import verdict
         try:
             box = sandbox.Sandbox(args["lab"])
         except sandbox.Refused as e:
             raise Usage(str(e))
         lines = ["check_lab: %s %s against the reference (%s, torch %s)" % (
-            "grading" if args["grade"] else "checking", args["lab"], sys.executable, torch.__version__),
-            "check_lab: " + box.isolation]
+            "grading" if args["grade"] else "checking", args["lab"], sys.executable,
+            importlib.metadata.version("torch")), "check_lab: " + box.isolation]
         print("\n".join(lines), flush=True)
 
         def echo(line):  # the lab's own text in a line (its stderr, a name) is shown, never obeyed
@@ -149,8 +160,23 @@ def main(argv):
             lines.append(line)
             print(line, flush=True)
 
+        # The lab runs while torch loads (a second of Python's), in a thread: the runs need no
+        # torch, the judging does. After a time-out the rest are not run (verdict.run_cases).
+        loader = threading.Thread(target=load_judges, daemon=True)
+        loader.start()
+        runs = {}
+        for text in args["cases"]:
+            runs[text] = running.run_case(box, cases.parse_case(text), args["timeout"], args["lab"])
+            if runs[text].timed_out:
+                break
+        loader.join()
+        if JUDGES.get("failed"):
+            raise JUDGES["failed"]
+        import grading
+        import verdict
+
         def run_one(case):
-            return running.run_case(box, case, args["timeout"], args["lab"])
+            return runs[case["text"]]
         if args["grade"]:
             results, not_run = verdict.run_cases(
                 run_one, args["cases"], lambda result: verdict.problem_line(result) and echo(verdict.problem_line(result)))

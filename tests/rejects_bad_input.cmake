@@ -1,14 +1,19 @@
 # Runs a program once for each kind of bad input; each run must exit 2, print nothing on
 # standard output and exactly one line on standard error, holding the expected words.
 #   cmake -DPROGRAM=<program> [-DBEFORE=<arguments before each case, joined by |>]
-#         -DCASES=<n> -DCASE_1=<expected words>|<argument>|... ... -P rejects_bad_input.cmake
+#         [-DCLEAN_ENV=1] -DCASES=<n> -DCASE_1=<expected words>|<argument>|... ... -P rejects_bad_input.cmake
 # Prints OK or NOT OK for each input, with what it expected and what came; any NOT OK fails.
 string(REPLACE "|" ";" before "${BEFORE}")
+set(clean "")
+if(CLEAN_ENV)  # the lab: in the checker's environment (lab_environment.cmake)
+  include(${CMAKE_CURRENT_LIST_DIR}/lab_environment.cmake)
+  lab_environment(clean)
+endif()
 set(failed 0)
 foreach(i RANGE 1 ${CASES})
   string(REPLACE "|" ";" case "${CASE_${i}}")
   list(POP_FRONT case wanted)
-  execute_process(COMMAND "${PROGRAM}" ${before} ${case} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  execute_process(COMMAND ${clean} "${PROGRAM}" ${before} ${case} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   string(REGEX MATCHALL "\n" newlines "${err}")
   list(LENGTH newlines err_lines)
   set(problems "")

@@ -2,17 +2,21 @@
 # of them fails the test. tests/CMakeLists.txt calls it as
 #   cmake -DLAB=<lab> -DARGS=<arguments joined by |> [-DEXIT=N] [-DGOLDEN=<file>]
 #         [-DSTDOUT=empty] [-DSTDOUT_HAS=<a|b>] [-DSTDOUT_LACKS=<a|b>]
-#         [-DSTDERR=empty|one-line] [-DSTDERR_HAS=<a|b>] [-DTTY=1] [-DENV=<NAME=value>]
+#         [-DSTDERR=empty|one-line] [-DSTDERR_HAS=<a|b>] [-DTTY=1] [-DENV=<NAME=value|...>]
 #         [-DFULL_DISK=1] [-DREPORT=<the checker's report>]
 #         -P run_lab.cmake
 # A piece of text to look for cannot hold | ; [ or ] (CMake list syntax); "<ESC>" in it
-# stands for the escape character.
+# stands for the escape character. The lab runs in the checker's environment
+# (lab_environment.cmake), with ENV's variables added.
 include(${CMAKE_CURRENT_LIST_DIR}/skip_if_numbers_wrong.cmake)
 if(numbers_known_wrong)  # skipped: no run of the lab (it would fail for the checker's reason)
   return()
 endif()
+include(${CMAKE_CURRENT_LIST_DIR}/lab_environment.cmake)
 string(REPLACE "|" ";" args "${ARGS}")
-set(command "${LAB}" ${args})
+string(REPLACE "|" ";" env "${ENV}")
+lab_environment(clean ${env})  # the checker's environment, and ENV
+set(command ${clean} "${LAB}" ${args})
 if(TTY)  # through script(1), so that the lab's standard output is a terminal
   # A container without /dev/pts has none to give: then the test cannot run, and says why.
   execute_process(COMMAND script -qec true /dev/null RESULT_VARIABLE no_tty OUTPUT_QUIET
@@ -26,9 +30,6 @@ if(TTY)  # through script(1), so that the lab's standard output is a terminal
   endif()
   list(JOIN command " " line)
   set(command script -qec "${line}" /dev/null)
-endif()
-if(ENV)
-  set(command "${CMAKE_COMMAND}" -E env ${ENV} ${command})
 endif()
 if(FULL_DISK)  # standard output to /dev/full, where every write fails with ENOSPC
   execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_FILE /dev/full ERROR_VARIABLE err)

@@ -158,8 +158,9 @@ def verdict_off_checks(work, rebuild_run):
                             capture_output=True, text=True).stdout.strip() if found.returncode == 0 else ""
     # The folder that holds torch (and its metadata, which find_torch_python reads), hidden whole.
     torch_dirs = [os.path.dirname(os.path.dirname(origin))] if origin else []
-    if os.geteuid() != 0 or not torch_dirs:
-        print("SKIPPED (part): no Python without torch can be made here (needs root)")
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True)
+    if os.geteuid() != 0 or not torch_dirs or probe.returncode != 0:
+        print("SKIPPED (part): no Python without torch can be made here (it needs root and a mount namespace)")
         return checks
     hide = "".join("mount -t tmpfs none %s && " % d for d in torch_dirs)
     got = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide + rebuild_run], cwd=work,

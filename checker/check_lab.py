@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """check_lab.py: checks a build of the lab step by step, and names a known mistake.
 
-usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] LAB [CASE ...]
+usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PROGRAM] LAB [CASE ...]
        check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
   CASE  seed,tokens,embed,head, then optionally ,no-scale and/or ,no-mask
         (default: cases.py's DEFAULT_CASES, or GRADE_CASES with --grade)
   --timeout SECONDS  how long one run of the lab may take (default 60)
+  --name PROGRAM     the lab as the report's command lines name it (default LAB): the tests
+                     check build/tests/lab04_fast, the lab through their lab server, and name
+                     build/lab04_attention, the program a student runs
   --json FILE        also write the verdict's parts to FILE, as values: {"ok": true or false,
                      "first": the lines of the first case NOT OK (with --grade: the cases the
                      lab did not run to their end), "ending": the lines after the cases (the
@@ -56,10 +59,11 @@ class Usage(Exception):
 
 
 def parse_args(argv):
-    """The command line as a dict: lab, cases, timeout, report, grade, points, step, gradescope."""
-    args = {"timeout": TIMEOUT, "report": None, "json": None, "grade": False, "points": [1.0] * 7, "step": None,
-            "gradescope": None}
-    while argv[:1] and argv[0] in ("--timeout", "--report", "--json", "--grade", "--points", "--step", "--gradescope"):
+    """The command line as a dict: lab, cases, timeout, report, json, name, grade, points, step, gradescope."""
+    args = {"timeout": TIMEOUT, "report": None, "json": None, "name": None, "grade": False, "points": [1.0] * 7,
+            "step": None, "gradescope": None}
+    options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope")
+    while argv[:1] and argv[0] in options:
         option, value = argv[0], argv[1] if len(argv) > 1 else None
         if option == "--grade":
             args["grade"] = True
@@ -76,6 +80,10 @@ def parse_args(argv):
                 args["points"] = cases.parse_points(value or "")
             except ValueError as e:
                 raise Usage(str(e))
+        elif option == "--name":
+            if not value or value.startswith("-"):
+                raise Usage("--name takes the path of the lab's program, as the report should name it")
+            args["name"] = value
         elif option == "--step":
             if value not in [str(n) for n in range(1, 8)]:
                 raise Usage("--step takes a STEP number from 1 to 7, not %r" % (value or "")[:20])
@@ -166,7 +174,7 @@ def main(argv):
         loader.start()
         runs = {}
         for text in args["cases"]:
-            runs[text] = running.run_case(box, cases.parse_case(text), args["timeout"], args["lab"])
+            runs[text] = running.run_case(box, cases.parse_case(text), args["timeout"], args["name"] or args["lab"])
             if runs[text].timed_out:
                 break
         loader.join()

@@ -39,6 +39,7 @@ import re
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -122,6 +123,31 @@ def kill_user(uid, patience=5.0):
         time.sleep(0.01)
 
 
+class UidLock:
+    """A user id held by this checker: a lock file in LOCKS, and an abstract Unix socket named
+    after the id. The socket's name is shared by every root that shares this network namespace
+    (a chroot, a container with the host's network), where /run is not: graders in two chroots
+    of one machine see each other's processes, and one must never take the other's user id and
+    kill its labs. Both go when this process ends."""
+
+    def __init__(self, uid):
+        self.file = self.socket = None
+        self.file = open(os.path.join(LOCKS, "%d.lock" % uid), "w")
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.socket.bind("\0lab04-sandbox-uid-%d" % uid)
+        except OSError:
+            self.close()
+            raise
+
+    def close(self):
+        for held in (self.socket, self.file):
+            if held is not None:
+                held.close()
+        self.file = self.socket = None
+
+
 def take_uid():
     """A user id of UIDS that no account has and no other checker holds: (uid, its lock)."""
     os.makedirs(LOCKS, mode=0o700, exist_ok=True)
@@ -131,12 +157,10 @@ def take_uid():
             continue  # an account has it
         except KeyError:
             pass
-        lock = open(os.path.join(LOCKS, "%d.lock" % uid), "w")
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            lock = UidLock(uid)
         except OSError:
-            lock.close()
-            continue
+            continue  # another checker's, here or in another root of this machine
         if not kill_user(uid):  # a lab left by a checker that was killed
             lock.close()
             raise Refused("user id %d still has processes that cannot be killed" % uid)

@@ -27,7 +27,11 @@ def main(argv):
         print("SKIPPED: needs root (user ids of the sandbox's own)")
         return 0
     first, lock = sandbox.take_uid()  # the id the other grader has: the first free one
+    cannot = sandbox.user_cannot_run(first)
     lock.close()
+    if cannot:  # a root closed to other users (some chroots): no grader takes user ids there
+        print("SKIPPED: %s" % cannot)
+        return 0
     other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     other.bind("\0lab04-sandbox-uid-%d" % first)  # held as a grader in another root holds it
     lab = subprocess.Popen(["setpriv", "--reuid=%d" % first, "--regid=%d" % first, "--clear-groups", "--",

@@ -36,6 +36,7 @@ import fcntl
 import os
 import pwd
 import re
+import select
 import selectors
 import shutil
 import signal
@@ -223,6 +224,18 @@ def remove_ipc_of(uid):
                if len(r) == len(head) and r[head.index("uid")] == str(uid)]
         for i in ids:
             subprocess.run(["ipcrm", flag, i], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def read_what_is_left(pipes, most):
+    """Reads, without waiting, what the pipes of a selector still hold once the lab and what it
+    started are killed (at most `most` bytes more of each): all it wrote before it was stopped."""
+    for key in pipes.get_map().values():
+        before = len(key.data)
+        while len(key.data) - before <= most and select.select([key.fd], [], [], 0)[0]:
+            chunk = os.read(key.fd, 1 << 16)
+            if not chunk:
+                break
+            key.data.extend(chunk)
 
 
 def become_subreaper():
@@ -496,7 +509,11 @@ class Sandbox:
             while pipes.get_map() and not stopped:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    stopped = "time"
+                    # The limit judges the lab, not this reader, which a loaded machine may wake
+                    # late: a lab found ended did not run out of time, and what it printed
+                    # before the limit is still in the pipes (read below, once it is killed).
+                    if exited_at is None and proc.poll() is None:
+                        stopped = "time"
                     break
                 for key, _ in pipes.select(min(left, 0.05)):
                     chunk = os.read(key.fd, 1 << 16)
@@ -513,15 +530,19 @@ class Sandbox:
                     deadline = min(deadline, exited_at + 2.0)  # what is still in the pipes
             if exited_at is not None and stopped == "time":
                 stopped = None  # it ended in time; the rest of its pipes is what it left behind
-        if not stopped:  # both pipes closed: the lab may still run, with its output closed
-            try:
-                proc.wait(max(deadline - time.monotonic(), 0.01))
-            except subprocess.TimeoutExpired:
-                stopped = "time"
-        self._clean_up(proc)
-        status = proc.wait()
-        reap_orphans()
-        self._clean_up(proc)  # anything an orphan started while it was being reaped
+            if not stopped:  # both pipes closed: the lab may still run, with its output closed
+                try:
+                    proc.wait(max(deadline - time.monotonic(), 0.01))
+                except subprocess.TimeoutExpired:
+                    stopped = "time"
+            self._clean_up(proc)
+            status = proc.wait()
+            reap_orphans()
+            self._clean_up(proc)  # anything an orphan started while it was being reaped
+            if stopped != "size":
+                read_what_is_left(pipes, max(max_out, max_err))
+                if not stopped and (len(out) > max_out or len(err) > max_err):
+                    stopped = "size"
         proc.stdout.close()
         proc.stderr.close()
         if stopped:

@@ -520,6 +520,19 @@ Got greeting() {
   return Got::kLine;
 }
 
+// Reads, without waiting, what a pipe still holds once the lab and what it started are killed:
+// all it wrote before it was stopped, up to one byte past `most`.
+void read_what_is_left(int fd, std::string& to, size_t most) {
+  char chunk[65536];
+  pollfd p{fd, POLLIN, 0};
+  while (fd >= 0 && to.size() <= most && poll(&p, 1, 0) > 0) {
+    ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    to.append(chunk, size_t(n));
+  }
+}
+
 struct CaseRun {
   int status = 0;             // exit status, or minus the signal
   std::string stopped = "-";  // or "time", "size"
@@ -571,8 +584,9 @@ bool run_case(const std::string& program, const Case& c, CaseRun& r) {
   bool ended = false;  // reaped already
   while (!cancelled && r.stopped == "-") {
     int ms = int(1000 * (deadline - now()));
-    if (ms <= 0) {
-      r.stopped = "time";
+    if (ms <= 0) {  // the limit judges the lab, not this loop, which may wake late
+      if (!ended) ended = waitpid(pid, &status, WNOHANG) == pid;
+      if (!ended) r.stopped = "time";
       break;
     }
     if (!ended && pipes[0] < 0 && pipes[1] < 0) {  // its output closed: it ends, or lingers
@@ -599,6 +613,12 @@ bool run_case(const std::string& program, const Case& c, CaseRun& r) {
   }
   kill(-pid, SIGKILL);  // whatever of it is left: after a limit, or what it started
   if (!ended) waitpid(pid, &status, 0);
+  if (!cancelled && r.stopped != "size") {  // all it wrote before it was stopped counts
+    read_what_is_left(pipes[0], r.out, g_checker.max_out);
+    read_what_is_left(pipes[1], r.err, g_checker.max_err);
+    if (r.stopped == "-" && (r.out.size() > g_checker.max_out || r.err.size() > g_checker.max_err))
+      r.stopped = "size";
+  }
   for (int fd : pipes) {
     if (fd >= 0) close(fd);
   }

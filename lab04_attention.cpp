@@ -1,4 +1,4 @@
-// LAB 04 in C++: one head of causal self-attention, built step by step with LibTorch.
+// LAB 04 in C++: causal self-attention, one head or several, built step by step with LibTorch.
 //
 // Aims: walk through self-attention in seven printed steps, in the order a transformer runs
 // them (queries, keys and values; scores; the causal mask; softmax; the weighted sum of the
@@ -14,11 +14,13 @@
 
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (and the tensor API)
 #include <torch/utils.h>              // torch::manual_seed, torch::NoGradGuard
+#include <torch/version.h>            // TORCH_VERSION_MAJOR: which fused attention there is
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 // ---------------------------------------------------------------------------
 // Settings. The defaults are the Python lab's constants; options change them (--help).
@@ -27,7 +29,8 @@ struct Options {
   int64_t seed = 3;      // torch::manual_seed: the same seed draws the same numbers
   int64_t tokens = 4;    // T: sequence length
   int64_t embed = 6;     // C: embedding size of each token
-  int64_t head = 6;      // HEAD: size of each query, key and value vector
+  int64_t head = 6;      // HEAD: size of each query, key and value vector (C/N for N heads)
+  int64_t heads = 1;     // N: heads, each with layers of its own (--heads)
   int64_t digits = 2;    // decimals of every printed number
   bool mask = true;      // STEP 4, the causal mask (--no-mask turns it off)
   bool scale = true;     // the 1/sqrt(HEAD) of STEP 3 (--no-scale turns it off)
@@ -50,13 +53,41 @@ void print_usage();                                // --help
 void print_rows(const torch::Tensor& m, int64_t digits, const char* indent);  // "t0: [...]"
 void peek(const Options& opt, const char* name, const torch::Tensor& t);      // --verbose tensor
 void print_heatmap(const torch::Tensor& weights);                             // --heatmap
+void announce_head(int64_t h, int64_t n);               // "HEAD h of n", with several heads
+std::string head_label(int64_t h, int64_t n);           // "head h: ", with several heads
 const char* what_failed(bool sums_ok, bool causal_ok);  // STEP 7's message on failure
 void use_a_fixed_number_of_threads();                   // same bits on every run
 int finish_output(int status);  // flushes stdout; exit 3 if the output could not be written
+struct Head;
+int check_with_fused_attention(const Options& opt, const torch::Tensor& x,
+                               const std::vector<Head>& heads, const torch::Tensor& joined);
 [[noreturn]] void not_written_yet(int step, const char* hint);  // a starter's blank: exit 4
 
 // ---------------------------------------------------------------------------
 // The lesson.
+
+// One head's learned layers, as gpt.py's Head: a key, a query and a value map, each from C
+// numbers to HEAD, without bias, created in that order: the order in which the Python lab
+// draws their random weights, so both labs start from the same numbers.
+struct Head {
+  torch::nn::Linear key, query, value;
+  Head(int64_t C, int64_t HEAD)
+      : key(torch::nn::LinearOptions(C, HEAD).bias(false)),
+        query(torch::nn::LinearOptions(C, HEAD).bias(false)),
+        value(torch::nn::LinearOptions(C, HEAD).bias(false)) {}
+};
+
+// Several heads, as gpt.py's MultiHeadAttention: N heads, created one after the other, and
+// with more than one, after them, proj: a linear map, with bias, from the N*HEAD numbers of
+// the heads' outputs side by side back to C (STEP 8).
+struct MultiHeadAttention {
+  std::vector<Head> heads;
+  torch::nn::Linear proj{nullptr};
+  MultiHeadAttention(int64_t N, int64_t C, int64_t HEAD) {
+    for (int64_t h = 0; h < N; ++h) heads.emplace_back(C, HEAD);
+    if (N > 1) proj = torch::nn::Linear(N * HEAD, C);
+  }
+};
 
 #ifndef LAB04_NO_MAIN
 int main(int argc, char** argv) try {
@@ -70,7 +101,7 @@ int main(int argc, char** argv) try {
     print_usage();
     return finish_output(0);
   }
-  const int64_t T = opt.tokens, C = opt.embed, HEAD = opt.head;
+  const int64_t T = opt.tokens, C = opt.embed, HEAD = opt.head, N = opt.heads;
 
   // Nothing here is trained, so no gradients: autograd would only keep every
   // intermediate tensor alive.
@@ -88,63 +119,100 @@ int main(int argc, char** argv) try {
   //   a query: what it is looking for,
   //   a key:   what it offers to the others,
   //   a value: what it hands over when it is chosen.
-  // They are created key, query, value: the order in which the Python lab draws
-  // their random weights, so both labs start from the same numbers.
-  torch::nn::Linear key(torch::nn::LinearOptions(C, HEAD).bias(false));
-  torch::nn::Linear query(torch::nn::LinearOptions(C, HEAD).bias(false));
-  torch::nn::Linear value(torch::nn::LinearOptions(C, HEAD).bias(false));
-  torch::Tensor q = query(x);  // (T, C) @ (C, HEAD) -> (T, HEAD)
-  torch::Tensor k = key(x);    // (T, C) @ (C, HEAD) -> (T, HEAD)
-  torch::Tensor v = value(x);  // (T, C) @ (C, HEAD) -> (T, HEAD)
-  std::printf("STEP 2: projected x into query, key, value (each %lldx%lld)\n", (long long)T,
-              (long long)HEAD);
-  peek(opt, "q", q);
-  peek(opt, "k", k);
-  peek(opt, "v", v);
+  // Each head has its own three (a Head, above). All are created before any is used, head 0's
+  // then head 1's..., as gpt.py's MultiHeadAttention creates them, so that both labs draw the
+  // same random numbers. With one head (the default) there is no proj.
+  MultiHeadAttention layers(N, C, HEAD);
+  std::vector<torch::Tensor> outs(N);  // each head's output, STEP 6
+  int64_t failed_heads = 0;            // STEP 7's checks, head by head
+  for (int64_t h = 0; h < N; ++h) {    // each head runs STEP 2 to STEP 7 on the same x
+    announce_head(h, N);
+    Head& head = layers.heads[h];
+    torch::Tensor q = head.query(x);  // (T, C) @ (C, HEAD) -> (T, HEAD)
+    torch::Tensor k = head.key(x);    // (T, C) @ (C, HEAD) -> (T, HEAD)
+    torch::Tensor v = head.value(x);  // (T, C) @ (C, HEAD) -> (T, HEAD)
+    std::printf("STEP 2: projected x into query, key, value (each %lldx%lld)\n", (long long)T,
+                (long long)HEAD);
+    peek(opt, "q", q);
+    peek(opt, "k", k);
+    peek(opt, "v", v);
 
-  // STEP 3: scores. Row i, column j says how well the query of token i matches the
-  // key of token j. A dot product of HEAD terms grows like sqrt(HEAD), so the
-  // scores are scaled down by 1/sqrt(HEAD); unscaled, softmax turns nearly one-hot.
-  torch::Tensor scores = q.matmul(k.transpose(-2, -1));       // (T, HEAD) @ (HEAD, T) -> (T, T)
-  if (opt.scale) scores.mul_(1.0 / std::sqrt(double(HEAD)));  // (T, T)
-  peek(opt, "scores before the mask", scores);
+    // STEP 3: scores. Row i, column j says how well the query of token i matches the
+    // key of token j. A dot product of HEAD terms grows like sqrt(HEAD), so the
+    // scores are scaled down by 1/sqrt(HEAD); unscaled, softmax turns nearly one-hot.
+    torch::Tensor scores = q.matmul(k.transpose(-2, -1));       // (T, HEAD) @ (HEAD, T) -> (T, T)
+    if (opt.scale) scores.mul_(1.0 / std::sqrt(double(HEAD)));  // (T, T)
+    peek(opt, "scores before the mask", scores);
 
-  // STEP 4: the causal mask. Token i may look at tokens 0..i only, never ahead.
-  // tril is true on and below the diagonal, where a token may look; every score
-  // above it becomes -inf, and softmax turns -inf into a weight of exactly 0.
-  const torch::Tensor tril = torch::ones({T, T}, torch::kBool).tril_();  // (T, T)
-  if (opt.mask) scores.masked_fill_(tril.logical_not(), -INFINITY);      // (T, T)
-  peek(opt, "scores after the mask", scores);
+    // STEP 4: the causal mask. Token i may look at tokens 0..i only, never ahead.
+    // tril is true on and below the diagonal, where a token may look; every score
+    // above it becomes -inf, and softmax turns -inf into a weight of exactly 0.
+    const torch::Tensor tril = torch::ones({T, T}, torch::kBool).tril_();  // (T, T)
+    if (opt.mask) scores.masked_fill_(tril.logical_not(), -INFINITY);      // (T, T)
+    peek(opt, "scores after the mask", scores);
 
-  // STEP 5: softmax along each row turns scores into weights that are positive
-  // and add up to 1: row i is how token i shares its attention.
-  torch::Tensor weights = torch::softmax(scores, /*dim=*/-1);  // (T, T)
-  std::printf(
-      "\nSTEP 3-5: attention weights (row i = how much token i attends to each earlier token)\n");
-  print_rows(weights, opt.digits, "  ");
-  if (opt.heatmap) print_heatmap(weights);
+    // STEP 5: softmax along each row turns scores into weights that are positive
+    // and add up to 1: row i is how token i shares its attention.
+    torch::Tensor weights = torch::softmax(scores, /*dim=*/-1);  // (T, T)
+    std::printf(
+        "\nSTEP 3-5: attention weights (row i = how much token i attends to each earlier "
+        "token)\n");
+    print_rows(weights, opt.digits, "  ");
+    if (opt.heatmap) print_heatmap(weights);
 
-  // STEP 6: the output. Each token gets the weighted sum of the values it attends
-  // to: a new vector that carries context from earlier tokens.
-  torch::Tensor out = weights.matmul(v);  // (T, T) @ (T, HEAD) -> (T, HEAD)
-  std::printf("\nSTEP 6: output is %lldx%lld (a context-aware vector per token)\n",
-              (long long)out.size(0), (long long)out.size(1));
-  peek(opt, "out", out);
+    // STEP 6: the output. Each token gets the weighted sum of the values it attends
+    // to: a new vector that carries context from earlier tokens.
+    torch::Tensor out = weights.matmul(v);  // (T, T) @ (T, HEAD) -> (T, HEAD)
+    std::printf("\nSTEP 6: output is %lldx%lld (a context-aware vector per token)\n",
+                (long long)out.size(0), (long long)out.size(1));
+    peek(opt, "out", out);
+    outs[h] = out;
 
-  // STEP 7: two facts that hold for any correct attention head, checked as the
-  // Python lab checks them:
-  //   (a) each row of weights is a distribution: it sums to 1;
-  //   (b) the mask held: no weight above the diagonal, on a future token.
-  const bool sums_ok =
-      torch::allclose(weights.sum(-1), torch::ones({T}), /*rtol=*/1e-5, /*atol=*/1e-6);
-  const torch::Tensor upper = weights.masked_fill(tril, 0.0);  // (T, T): only the future
-  const bool causal_ok = upper.abs_().max().item<double>() < kCausalLimit;
-  std::printf("\nSTEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s\n",
-              sums_ok ? "YES" : "NO", causal_ok ? "YES" : "NO");
-  if (!sums_ok || !causal_ok) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "lab04_attention: %s\n", what_failed(sums_ok, causal_ok));
-    return finish_output(1);
+    // STEP 7: two facts that hold for any correct attention head, checked as the
+    // Python lab checks them:
+    //   (a) each row of weights is a distribution: it sums to 1;
+    //   (b) the mask held: no weight above the diagonal, on a future token.
+    const bool sums_ok =
+        torch::allclose(weights.sum(-1), torch::ones({T}), /*rtol=*/1e-5, /*atol=*/1e-6);
+    const torch::Tensor upper = weights.masked_fill(tril, 0.0);  // (T, T): only the future
+    const bool causal_ok = upper.abs_().max().item<double>() < kCausalLimit;
+    std::printf("\nSTEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s\n",
+                sums_ok ? "YES" : "NO", causal_ok ? "YES" : "NO");
+    if (!sums_ok || !causal_ok) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "lab04_attention: %s%s\n", head_label(h, N).c_str(),
+                   what_failed(sums_ok, causal_ok));
+      failed_heads += 1;
+    }
+  }
+  if (failed_heads > 0) return finish_output(1);
+
+  // With several heads, as gpt.py's MultiHeadAttention: the heads' outputs side by side, then
+  // proj, a linear map with bias, takes each token back to C numbers.
+  torch::Tensor joined = torch::cat(outs, /*dim=*/-1);  // N x (T, HEAD) -> (T, N*HEAD)
+  if (N > 1) {
+    torch::Tensor projected = layers.proj(joined);  // (T, N*HEAD) @ (N*HEAD, C) + (C) -> (T, C)
+    std::printf(
+        "\nSTEP 8: the %lld heads side by side are %lldx%lld; proj maps them back to "
+        "%lldx%lld\n",
+        (long long)N, (long long)joined.size(0), (long long)joined.size(1),
+        (long long)projected.size(0), (long long)projected.size(1));
+    peek(opt, "heads side by side", joined);
+    peek(opt, "projected", projected);
+  }
+
+  // What a model runs: LibTorch's fused attention, all heads at once. With several heads
+  // (and with --verbose for one), the lab checks that it computes what the heads above did.
+  if (N > 1 || opt.verbose) {
+    const int status = check_with_fused_attention(opt, x, layers.heads, joined);
+    if (status != 0) return finish_output(status);
+  }
+  if (N > 1) {
+    std::printf(
+        "\nYou just computed %lld heads of self-attention, as a transformer block runs "
+        "them.\n",
+        (long long)N);
+    return finish_output(0);
   }
   std::printf(
       "\nYou just computed self-attention with real torch tensors. Next: run several heads.\n");
@@ -174,6 +242,7 @@ int main(int argc, char** argv) try {
 #include <vector>
 
 constexpr int64_t kMaxSize = 4096;  // largest --tokens, --embed and --head
+constexpr int64_t kMaxHeads = 16;   // largest --heads: each head prints its weights
 constexpr int64_t kMaxDigits = 9;   // 9 decimals show every bit of a float32 weight
 constexpr int64_t kShowAll = 16;    // a matrix with more rows or columns is condensed...
 constexpr int64_t kShowEnds = 8;    // ...to its first and last 8 of them
@@ -182,20 +251,15 @@ constexpr int64_t kShowEnds = 8;    // ...to its first and last 8 of them
 // Option parsing: getopt_long walks the arguments, std::from_chars reads numbers.
 // parse_options never prints, exits or throws; main decides what happens next.
 
-enum LongOnlyOption { kSeed = 256, kHead, kDigits, kNoMask, kNoScale, kVerbose, kHeatmap };
+enum LongOnlyOption { kSeed = 256, kHead, kHeads, kDigits, kNoMask, kNoScale, kVerbose, kHeatmap };
 
 const option kLongOptions[] = {
-    {"seed", required_argument, nullptr, kSeed},
-    {"tokens", required_argument, nullptr, 'T'},
-    {"embed", required_argument, nullptr, 'C'},
-    {"head", required_argument, nullptr, kHead},
-    {"digits", required_argument, nullptr, kDigits},
-    {"no-mask", no_argument, nullptr, kNoMask},
-    {"no-scale", no_argument, nullptr, kNoScale},
-    {"verbose", no_argument, nullptr, kVerbose},
-    {"heatmap", no_argument, nullptr, kHeatmap},
-    {"help", no_argument, nullptr, 'h'},
-    {nullptr, 0, nullptr, 0},
+    {"seed", required_argument, nullptr, kSeed},   {"tokens", required_argument, nullptr, 'T'},
+    {"embed", required_argument, nullptr, 'C'},    {"head", required_argument, nullptr, kHead},
+    {"heads", required_argument, nullptr, kHeads}, {"digits", required_argument, nullptr, kDigits},
+    {"no-mask", no_argument, nullptr, kNoMask},    {"no-scale", no_argument, nullptr, kNoScale},
+    {"verbose", no_argument, nullptr, kVerbose},   {"heatmap", no_argument, nullptr, kHeatmap},
+    {"help", no_argument, nullptr, 'h'},           {nullptr, 0, nullptr, 0},
 };
 
 // How an option is written in messages: "--seed", or "-T/--tokens" where it has a short form.
@@ -214,6 +278,7 @@ Range range_of(int id) {
   switch (id) {
     case kSeed: return {0, std::numeric_limits<int64_t>::max()};
     case kDigits: return {0, kMaxDigits};
+    case kHeads: return {1, kMaxHeads};
     default: return {1, kMaxSize};  // --tokens, --embed, --head
   }
 }
@@ -251,6 +316,7 @@ ParseResult parse_options(int argc, char** argv) {
   Options& o = r.options;
   optind = 0;  // 0, not 1: glibc then starts a fresh scan, so this can be called again
   opterr = 0;  // getopt prints nothing; the messages are made here
+  bool head_given = false;
   // ':' first: a missing value is reported as ':' rather than '?'
   for (int id; (id = getopt_long(argc, argv, ":hT:C:", kLongOptions, nullptr)) != -1;) {
     int64_t* number = nullptr;
@@ -258,7 +324,8 @@ ParseResult parse_options(int argc, char** argv) {
       case kSeed: number = &o.seed; break;
       case 'T': number = &o.tokens; break;
       case 'C': number = &o.embed; break;
-      case kHead: number = &o.head; break;
+      case kHead: number = &o.head, head_given = true; break;
+      case kHeads: number = &o.heads; break;
       case kDigits: number = &o.digits; break;
       case kNoMask: o.mask = false; break;
       case kNoScale: o.scale = false; break;
@@ -281,35 +348,48 @@ ParseResult parse_options(int argc, char** argv) {
       return r;
     }
   }
-  if (optind < argc)
+  if (optind < argc) {
     r.error =
         "unexpected argument " + quoted(argv[optind]) + ": the lab takes only options (see --help)";
+  } else if (o.heads > 1 && !head_given) {  // each head's size is C/N, as in gpt.py
+    if (o.embed % o.heads == 0)
+      o.head = o.embed / o.heads;
+    else
+      r.error = "--heads " + std::to_string(o.heads) + " does not divide -C/--embed " +
+                std::to_string(o.embed) + ": give a C that is a multiple of it, or each head's " +
+                "size with --head";
+  }
   return r;
 }
 
 void print_usage() {
   std::printf(
       "usage: lab04_attention [options]\n"
-      "One head of causal self-attention in seven steps, as in the Python lab.\n"
+      "Causal self-attention in seven steps, as in the Python lab; one head, or several.\n"
       "\n"
       "  --seed N         random seed (default 3; 0 to 2^63-1)\n"
       "  -T, --tokens N   tokens in the sequence, T (default 4; 1 to %lld)\n"
       "  -C, --embed N    embedding size of a token, C (default 6; 1 to %lld)\n"
-      "  --head N         size of a query, key and value, HEAD (default 6; 1 to %lld)\n"
+      "  --head N         size of a query, key and value, HEAD (default 6, or C/N for\n"
+      "                   several heads; 1 to %lld)\n"
+      "  --heads N        heads, N, each with layers of its own, side by side and projected\n"
+      "                   back to C in a STEP 8 (default 1; 1 to %lld)\n"
       "  --digits N       decimals of printed numbers (default 2; 0 to %lld)\n"
       "  --no-mask        experiment: skip the causal mask of STEP 4 (the lab then fails)\n"
       "  --no-scale       experiment: do not scale the scores by 1/sqrt(HEAD)\n"
-      "  --verbose        also print x, q, k, v, the scores, and the output\n"
+      "  --verbose        also print x, q, k, v, the scores, and the output, and check\n"
+      "                   them against LibTorch's fused attention (as several heads do)\n"
       "  --heatmap        also draw the weights as shaded cells (colour on a terminal,\n"
       "                   unless NO_COLOR is set)\n"
       "  -h, --help       print this help and exit\n"
       "\n"
       "Matrices with more than %lld rows or columns show only their first and last %lld.\n"
-      "Exit status: 0 both checks of STEP 7 hold, 1 a check failed, 2 bad options,\n"
+      "Exit status: 0 both checks of STEP 7 hold (in every head, and the fused attention\n"
+      "agrees), 1 a check failed, 2 bad options,\n"
       "3 LibTorch raised an error, or the output could not be written,\n"
       "4 a step is not written yet (in a starter, where a TODO stands for it).\n",
-      (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxDigits,
-      (long long)kShowAll, (long long)kShowEnds);
+      (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxHeads,
+      (long long)kMaxDigits, (long long)kShowAll, (long long)kShowEnds);
 }
 
 // ---------------------------------------------------------------------------
@@ -402,6 +482,69 @@ void print_heatmap(const torch::Tensor& weights) {
       "  legend: each cell is its weight as a share of the row's max: %s exactly 0, %s under "
       "1/4,\n          %s under 1/2, %s under 3/4, %s 3/4 or more (the tokens the row favours)\n",
       kShade[0], kShade[1], kShade[2], kShade[3], kShade[4]);
+}
+
+// With several heads, each head's part of the output starts with its number.
+void announce_head(int64_t h, int64_t n) {
+  if (n > 1) std::printf("\nHEAD %lld of %lld\n", (long long)h, (long long)n);
+}
+
+// How a message names a head: "head 1: ", with several heads; nothing with one.
+std::string head_label(int64_t h, int64_t n) {
+  return n > 1 ? "head " + std::to_string(h) + ": " : "";
+}
+
+// ---------------------------------------------------------------------------
+// The fused kernel. A model does not run its heads one by one as the lesson does: like
+// nanoGPT, it computes q, k and v of all heads with one matrix product (the heads' weights
+// stacked), views them as (heads, T, HEAD) and calls LibTorch's fused attention, which scales,
+// masks, softmaxes and sums the values in one kernel. The lab does the same from its own
+// layers and prints the largest difference from its heads' outputs: float32 rounding (about
+// 1e-7) when the steps are right; a wrong step shows as a difference of its own.
+constexpr double kFusedTolerance = 1e-4;  // of the outputs' largest magnitude, or of 1
+
+// scaled_dot_product_attention: public from LibTorch 2.0; 1.13 has it as a private function
+// that also returns the weights. Both scale the scores by 1/sqrt(HEAD).
+torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& k,
+                              const torch::Tensor& v, bool causal) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
+#else
+  return std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, causal));
+#endif
+}
+
+// Prints the line that compares the fused kernel with the lab's heads; 0 when they agree,
+// else 1, with a line on stderr.
+int check_with_fused_attention(const Options& opt, const torch::Tensor& x,
+                               const std::vector<Head>& heads, const torch::Tensor& joined) {
+  const int64_t T = x.size(0), N = int64_t(heads.size()), HEAD = opt.head;
+  std::vector<torch::Tensor> wq, wk, wv;  // each (HEAD, C)
+  for (const Head& head : heads) {
+    wq.push_back(head.query->weight);
+    wk.push_back(head.key->weight);
+    wv.push_back(head.value->weight);
+  }
+  auto all_heads = [&](const std::vector<torch::Tensor>& w) {               // (T, C) @ (C, N*HEAD)
+    return x.matmul(torch::cat(w).t()).view({T, N, HEAD}).transpose(0, 1);  // -> (N, T, HEAD)
+  };
+  torch::Tensor q = all_heads(wq), k = all_heads(wk), v = all_heads(wv);
+  if (!opt.scale) q = q * std::sqrt(1.0 * HEAD);  // undoes the kernel's scale: --no-scale
+  const torch::Tensor fused = fused_attention(q, k, v, opt.mask)  // (N, T, HEAD)
+                                  .transpose(0, 1)
+                                  .reshape({T, N * HEAD});  // -> (T, N*HEAD), as joined
+  const double difference = (fused - joined).abs().max().item<double>();
+  const double largest = std::max(1.0, joined.abs().max().item<double>());
+  const bool agrees = difference <= kFusedTolerance * largest;  // NaN does not agree
+  std::printf("\nLibTorch's fused attention %s: max |difference| %.0e\n",
+              agrees ? "agrees" : "disagrees", difference);
+  if (agrees) return 0;
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "lab04_attention: LibTorch's fused attention (scaled_dot_product_attention) "
+               "computes other outputs from the same q, k and v: a step from 3 to 6 differs "
+               "from what attention does\n");
+  return 1;
 }
 
 // The one line on stderr when STEP 7 finds a broken lab: which check failed, and what it means.

@@ -208,6 +208,13 @@ def verdict_line(sums_ok, causal_ok):
     return "STEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s" % (yes(sums_ok), yes(causal_ok))
 
 
+def fused_disagrees(lines):
+    """Whether the lab said that LibTorch's fused attention disagrees with its heads (it
+    checks that with --verbose, which the checker's runs pass): then it exits 1 however STEP
+    7's two checks came out."""
+    return any(line.startswith("LibTorch's fused attention disagrees") for line in lines)
+
+
 def blank_step(lines):
     """The STEP a starter's run stopped at, "not written yet" (an int), or None."""
     return min((int(m.group(1)) for line in lines for m in [re.match(r"^STEP (\d): not written yet", line)] if m),

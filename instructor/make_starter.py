@@ -73,13 +73,28 @@ def code_of(line):
     return line.split("//", 1)[0]
 
 
+def unclosed_openers(lines):
+    """The lines that open a block which the lines do not close: the head of a loop that runs
+    this region and the next ones (the lesson's loop over the heads)."""
+    opened = []
+    for n, line in enumerate(lines):
+        for c in code_of(line):
+            if c == "{":
+                opened.append(n)
+            elif c == "}" and opened:
+                opened.pop()
+    return set(opened)
+
+
 def statements(lines):
-    """The region's lines as items: ("text", [line]) for comments and blank lines, or
-    ("code", [lines]) for one whole statement (a block counts as one)."""
+    """The region's lines as items: ("text", [line]) for comments, blank lines and the head of
+    a block that goes on past the region, or ("code", [lines]) for one whole statement (a
+    block counts as one)."""
     items, current, depth = [], [], 0
-    for line in lines:
+    heads = unclosed_openers(lines)
+    for n, line in enumerate(lines):
         code = code_of(line).strip()
-        if not current and not code:
+        if not current and (not code or n in heads):
             items.append(("text", [line]))
             continue
         current.append(line)
@@ -109,8 +124,20 @@ def lesson_steps(source):
         raise Usage("cannot find the comments '// STEP 1:' to '// STEP 7:' in order in main() of "
                     "lab04_attention.cpp%s: the lesson was edited beyond recognition" %
                     (" (no STEP %s)" % ", ".join(map(str, missing)) if missing else ""))
-    bounds = {n: (marks[n], marks[n + 1] if n < 7 else end) for n in range(1, 8)}
+    bounds = {n: (marks[n], block_end(lines, marks[n], marks[n + 1] if n < 7 else end)) for n in range(1, 8)}
     return lines, bounds, end
+
+
+def block_end(lines, first, last):
+    """Where a STEP's region ends: at the next STEP, or sooner where the block that holds it
+    closes (the lesson's loop over the heads ends with STEP 7)."""
+    depth = 0
+    for n in range(first, last):
+        for c in code_of(lines[n]):
+            depth += {"{": 1, "}": -1}.get(c, 0)
+            if depth < 0:
+                return n
+    return last
 
 
 def blanked(items):

@@ -85,7 +85,7 @@ KINDS = {
                               ["mask_filled_with_zero"], "graded"),
     "no_scale_and_softmax_over_dim_0": ([(S, "scores.mul_(1.0)"), (SOFTMAX, "torch::softmax(scores, /*dim=*/0)")],
                                         ["no_scale", "softmax_over_dim_0"], "graded"),
-    "values_made_by_the_key_layer": ([("torch::Tensor v = value(x);", "torch::Tensor v = key(x);")], [], "graded"),
+    "values_made_by_the_key_layer": ([("torch::Tensor v = head.value(x);", "torch::Tensor v = head.key(x);")], [], "graded"),
     "compile_error": ([("torch::Tensor out = weights.matmul(v);", "torch::Tensor out = weights.matmul(v)")], [],
                       "did not compile"),
     "hangs_after_step_2": ([('peek(opt, "v", v);', 'peek(opt, "v", v); for (volatile bool forever = true; forever;) {}')],

@@ -42,10 +42,11 @@ std::string show(const std::vector<std::string>& args) {
 std::string describe(const Options& o) {
   char text[200];
   std::snprintf(text, sizeof text,
-                "seed=%lld tokens=%lld embed=%lld head=%lld digits=%lld mask=%d scale=%d "
-                "verbose=%d heatmap=%d help=%d",
+                "seed=%lld tokens=%lld embed=%lld head=%lld heads=%lld digits=%lld mask=%d "
+                "scale=%d verbose=%d heatmap=%d help=%d",
                 (long long)o.seed, (long long)o.tokens, (long long)o.embed, (long long)o.head,
-                (long long)o.digits, o.mask, o.scale, o.verbose, o.heatmap, o.help);
+                (long long)o.heads, (long long)o.digits, o.mask, o.scale, o.verbose, o.heatmap,
+                o.help);
   return text;
 }
 
@@ -90,6 +91,16 @@ void table() {
   expect_accepted({"--help", "--tokens", "0"}, changed([](Options& o) { o.help = true; }));
   expect_accepted({"-h"}, changed([](Options& o) { o.help = true; }));
   expect_accepted({"--"}, Options{});
+  // Several heads: each head's size is C/N unless --head gives it; one head keeps HEAD's 6.
+  expect_accepted({"--heads", "2"}, changed([](Options& o) { o.heads = 2, o.head = 3; }));
+  expect_accepted({"--heads", "3", "-C", "12"},
+                  changed([](Options& o) { o.heads = 3, o.embed = 12, o.head = 4; }));
+  expect_accepted({"-C", "12", "--heads", "4", "--head", "5"},
+                  changed([](Options& o) { o.embed = 12, o.heads = 4, o.head = 5; }));
+  expect_accepted({"--heads", "1", "-C", "12"}, changed([](Options& o) { o.embed = 12; }));
+  expect_accepted({"--heads", "16", "-C", "32"},
+                  changed([](Options& o) { o.heads = 16, o.embed = 32, o.head = 2; }));
+  expect_accepted({"--heads", "6"}, changed([](Options& o) { o.heads = 6, o.head = 1; }));
 
   const std::string tokens = "-T/--tokens takes an integer from 1 to 4096, not ";
   expect_rejected({"--tokens", "4x"}, tokens + "'4x'");
@@ -105,6 +116,16 @@ void table() {
   expect_rejected({"-T", "99999999999999999999"}, tokens + "'99999999999999999999'");
   expect_rejected({"-C", "0"}, "-C/--embed takes an integer from 1 to 4096, not '0'");
   expect_rejected({"--head", "4097"}, "--head takes an integer from 1 to 4096, not '4097'");
+  const std::string heads = "--heads takes an integer from 1 to 16, not ";
+  expect_rejected({"--heads", "0"}, heads + "'0'");
+  expect_rejected({"--heads", "-2"}, heads + "'-2'");
+  expect_rejected({"--heads", "two"}, heads + "'two'");
+  expect_rejected({"--heads", "17"}, heads + "'17'");
+  expect_rejected({"--heads"}, "--heads needs a value: an integer from 1 to 16");
+  const std::string divide = ": give a C that is a multiple of it, or each head's size with --head";
+  expect_rejected({"--heads", "4"}, "--heads 4 does not divide -C/--embed 6" + divide);
+  expect_rejected({"--heads", "7"}, "--heads 7 does not divide -C/--embed 6" + divide);
+  expect_rejected({"-C", "3", "--heads", "5"}, "--heads 5 does not divide -C/--embed 3" + divide);
   expect_rejected({"--digits", "10"}, "--digits takes an integer from 0 to 9, not '10'");
   expect_rejected({"--digits", "-1"}, "--digits takes an integer from 0 to 9, not '-1'");
   const std::string seed = "--seed takes an integer from 0 to 9223372036854775807, not ";
@@ -131,10 +152,10 @@ void table() {
 void fuzz(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
   const std::vector<std::string> names = {
-      "--seed",   "-T",        "--tokens",   "-C",          "--embed",   "--head",
-      "--digits", "--no-mask", "--no-scale", "--verbose",   "--heatmap", "--tok",
-      "--no",     "--bogus",   "-x",         "-",           "--",        "-TC",
-      "-hT",      "--seed=",   "--tokens=",  "--no-mask=1", "-h",        "--help"};
+      "--seed",      "-T",         "--tokens",  "-C",        "--embed", "--head",  "--digits",
+      "--no-mask",   "--no-scale", "--verbose", "--heatmap", "--tok",   "--no",    "--bogus",
+      "-x",          "-",          "--",        "-TC",       "-hT",     "--seed=", "--tokens=",
+      "--no-mask=1", "-h",         "--help",    "--heads",   "--heads="};
   const std::vector<std::string> values = {"0",
                                            "1",
                                            "2",
@@ -184,7 +205,7 @@ void fuzz(uint64_t seed, int count) {
           problem = "error of more than one line";
       } else if (o.seed < 0 || o.tokens < 1 || o.tokens > kMaxSize || o.embed < 1 ||
                  o.embed > kMaxSize || o.head < 1 || o.head > kMaxSize || o.digits < 0 ||
-                 o.digits > kMaxDigits) {
+                 o.digits > kMaxDigits || o.heads < 1 || o.heads > kMaxHeads) {
         problem = "accepted out of range: " + describe(o);
       }
     } catch (...) {

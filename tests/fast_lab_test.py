@@ -47,11 +47,19 @@ def processes():
     return found
 
 
+def program_of(pid):
+    """The program a process runs, or None once it has ended (between the listing and now)."""
+    try:
+        return os.readlink("/proc/%d/exe" % pid)
+    except OSError:
+        return None
+
+
 def servers(server):
     """This build's servers (not their children, the labs, which have their command line)."""
     found = processes()
     ours = {pid for pid, (_, line) in found.items()
-            if line.startswith(SERVE) and os.path.realpath("/proc/%d/exe" % pid) == server}
+            if line.startswith(SERVE) and program_of(pid) == os.path.realpath(server)}
     return [pid for pid in ours if found[pid][0] not in ours]
 
 

@@ -187,8 +187,8 @@ int main(int argc, char** argv) try {
   }
   if (failed_heads > 0) return finish_output(1);
 
-  // With several heads, as gpt.py's MultiHeadAttention: the heads' outputs side by side, then
-  // proj, a linear map with bias, takes each token back to C numbers.
+  // STEP 8 (several heads), as gpt.py's MultiHeadAttention: the heads' outputs side by side,
+  // then proj, a linear map with bias, takes each token back to C numbers.
   torch::Tensor joined = torch::cat(outs, /*dim=*/-1);  // N x (T, HEAD) -> (T, N*HEAD)
   if (N > 1) {
     torch::Tensor projected = layers.proj(joined);  // (T, N*HEAD) @ (N*HEAD, C) + (C) -> (T, C)

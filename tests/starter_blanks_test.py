@@ -30,10 +30,15 @@ COMPUTES = re.compile(r"^(const )?(torch::Tensor|torch::nn::Linear|bool) \w+|\.\
 
 
 def step_region(lines, step):
+    """From a STEP's comment to the next STEP's, to the end of main, or to where the block that
+    holds the STEP closes (STEP 2 to 7 run in a loop over the heads)."""
     start = next(n for n, l in enumerate(lines) if l.strip().startswith("// STEP %d:" % step))
-    end = next((n for n in range(start + 1, len(lines))
-                if l_starts(lines[n], "// STEP %d:" % (step + 1)) or lines[n].startswith("} catch")), len(lines))
-    return lines[start:end]
+    depth = 0
+    for n in range(start + 1, len(lines)):
+        depth += code(lines[n]).count("{") - code(lines[n]).count("}")
+        if l_starts(lines[n], "// STEP %d:" % (step + 1)) or lines[n].startswith("} catch") or depth < 0:
+            return lines[start:n]
+    return lines[start:]
 
 
 def l_starts(line, text):

@@ -4,13 +4,14 @@ The bottom of the checker: plain data and rules, no torch, no running. Every oth
 the checker (and the class grader, the watch's verdict, the kit) takes the cases, the tensors
 of the lesson and the limits of a run from here.
 
-A case is seed,tokens,embed,head, then optionally ,no-scale and/or ,no-mask; the lab runs it
-with --digits 9 --verbose (arguments()), which prints every tensor of TENSORS in full, or, past
-SHOW_ALL rows or columns, its first and last SHOW_ENDS.
+A case is seed,tokens,embed,head, then optionally ,heads=N (N heads, each of size head),
+,no-scale and/or ,no-mask; the lab runs it with --digits 9 --verbose (arguments()), which
+prints every tensor of TENSORS in full, or, past SHOW_ALL rows or columns, its first and last
+SHOW_ENDS; with several heads, each head's under its "HEAD h of N" line.
 """
 import re
 
-DEFAULT_CASES = ["3,4,6,6", "7,5,8,3", "42,20,12,4", "0,1,1,1", "11,20,6,9,no-scale",
+DEFAULT_CASES = ["3,4,6,6", "7,5,8,3,heads=2", "42,20,12,4", "0,1,1,1", "11,20,6,9,no-scale",
                  "3,4,6,6,no-mask"]
 # The cases of a grade print every entry (no size above 16), so that each step can be
 # recomputed from what the lab printed for the step before it.
@@ -25,6 +26,7 @@ TENSORS = [("1", "x", "    x, shape"), ("2", "q", "    q, shape"), ("2", "k", " 
            ("5", "weights", "STEP 3-5:"), ("6", "out", "    out, shape")]
 
 MAX_SIZE = 4096  # the lab's largest --tokens, --embed and --head
+MAX_HEADS = 16  # the lab's largest --heads
 SHOW_ALL, SHOW_ENDS = 16, 8  # the lab condenses a matrix past 16 rows or columns to 8 + 8
 ABS_TOL, REL_TOL = 1e-6, 1e-5  # the same LibTorch agrees exactly; this leaves room for a BLAS
 
@@ -38,29 +40,35 @@ MAX_STDERR = 256 << 10
 
 
 class BadCase(ValueError):
-    """A case that is not seed,tokens,embed,head[,no-scale][,no-mask]: its message says so."""
+    """A case that is not seed,tokens,embed,head[,heads=N][,no-scale][,no-mask]: its message
+    says so."""
 
 
 def parse_case(text):
-    """The case as a dict: seed, tokens, embed, head, scale and mask (BadCase if malformed)."""
+    """The case as a dict: seed, tokens, embed, head, heads, scale and mask (BadCase if
+    malformed)."""
     fields = text.split(",")
     try:
         seed, tokens, embed, head = (int(f) for f in fields[:4])
     except ValueError:
         fields = []
     flags = fields[4:]
+    counts = [f[len("heads="):] for f in flags if f.startswith("heads=")]
+    heads = int(counts[0]) if len(counts) == 1 and re.fullmatch(r"[1-9]\d?", counts[0]) else None
     if (len(fields) < 4 or seed < 0 or not all(1 <= n <= MAX_SIZE for n in (tokens, embed, head))
-            or any(f not in ("no-scale", "no-mask") for f in flags)):
+            or any(f not in ("no-scale", "no-mask") and not f.startswith("heads=") for f in flags)
+            or (counts and not (heads and heads <= MAX_HEADS))):
         raise BadCase("bad case %r: expected seed,tokens,embed,head (sizes 1 to %d) optionally "
-                      "followed by ,no-scale and/or ,no-mask" % (text, MAX_SIZE))
-    return {"text": text, "seed": seed, "tokens": tokens, "embed": embed, "head": head,
+                      "followed by ,heads=N (1 to %d), ,no-scale and/or ,no-mask" % (text, MAX_SIZE, MAX_HEADS))
+    return {"text": text, "seed": seed, "tokens": tokens, "embed": embed, "head": head, "heads": heads or 1,
             "scale": "no-scale" not in flags, "mask": "no-mask" not in flags}
 
 
 def arguments(case):
     """The lab's options for a case (after the program's name)."""
     args = ["--seed", str(case["seed"]), "-T", str(case["tokens"]), "-C", str(case["embed"]),
-            "--head", str(case["head"]), "--digits", "9", "--verbose"]
+            "--head", str(case["head"])] + (["--heads", str(case["heads"])] if case["heads"] > 1 else []) + \
+        ["--digits", "9", "--verbose"]
     return args + ([] if case["scale"] else ["--no-scale"]) + ([] if case["mask"] else ["--no-mask"])
 
 

@@ -4,7 +4,7 @@
 usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PROGRAM] LAB [CASE ...]
        check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
-  CASE  seed,tokens,embed,head, then optionally ,no-scale and/or ,no-mask
+  CASE  seed,tokens,embed,head, then optionally ,heads=N, ,no-scale and/or ,no-mask
         (default: cases.py's DEFAULT_CASES, or GRADE_CASES with --grade)
   --timeout SECONDS  how long one run of the lab may take (default 60)
   --name PROGRAM     the lab as the report's command lines name it (default LAB): the tests

@@ -147,20 +147,77 @@ def first_difference(blocks, expected, names=None):
 
 # --- one case ------------------------------------------------------------------------
 
-def expected_of(case):
+def expected_of(case, of_head=0):
     return reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
-                                         scale=case["scale"], mask=case["mask"])
+                                         scale=case["scale"], mask=case["mask"], heads=case["heads"],
+                                         of_head=of_head)
+
+
+def wanted_exit(case):
+    """The lesson's exit status for a case: 1 when STEP 7 fails in any head."""
+    heads = [expected_of(case, h) for h in range(case["heads"])]
+    return 0 if all(e["sums_ok"] and e["causal_ok"] for e in heads) else 1
+
+
+def head_views(lines, heads):
+    """A run of several heads as each head's run would print it alone: STEP 1's lines, then the
+    head's own, from its "HEAD h of N" line to the next head's (or STEP 8). A head whose line
+    is missing gets STEP 1's lines alone."""
+    starts = [next((i for i, line in enumerate(lines) if line == "HEAD %d of %d" % (h, heads)), None)
+              for h in range(heads)]
+    prefix = lines[:min([s for s in starts if s is not None], default=len(lines))]
+    views = []
+    for start in starts:
+        end = start is not None and next((i for i in range(start + 1, len(lines))
+                                          if lines[i].startswith(("HEAD ", "STEP 8"))), len(lines))
+        views.append(prefix + (lines[start + 1:end] if start is not None else []))
+    return views
 
 
 def judge(case, run):
     """The result of one case (a dict of cases.parse_case) from its run (a running.Ran): a
     dict with text, ok, lines (the report), step and name (of the first difference), blocks
     (what was read, for a diagnosis, or None), parsed (what was read, for a grade), fills
-    (finite fills as good as -inf), and the run's out, status, ended, timed_out and problem."""
+    (finite fills as good as -inf), and the run's out, status, ended, timed_out and problem.
+    With several heads, each head is judged as a run of its own, and the result is the first
+    head's that is NOT OK (of_head says which), with every head's out and parsed in "heads";
+    when all are OK, STEP 8 (the heads side by side, projected) is judged too."""
+    if case["heads"] == 1:
+        return judge_head(case, run, run.lines, 0)
+    views = [judge_head(case, run, lines, h) for h, lines in enumerate(head_views(run.lines, case["heads"]))]
+    if run.ended:  # where it stopped: the first head that went wrong, else the last it reached
+        wrong = [v for v in views if any(line.startswith("before it stopped: STEP") for line in v["lines"])]
+        reached = [v for v in views if any(isinstance(b, dict) and n != "x" for n, b in v["parsed"].items())]
+        result = (wrong[:1] or reached[-1:] or views)[0]
+    else:
+        result = next((v for v in views if not v["ok"]), None) or views[0]
+    result["heads"] = [{"out": v["out"], "parsed": v["parsed"]} for v in views]
+    result["whole_out"] = run.lines
+    if not run.ended and all(v["ok"] or v["step"] == "7" for v in views):
+        judge_step_8(case, run, result)  # before the exit status: a wrong STEP 8 is its cause
+    return result
+
+
+def judge_step_8(case, run, result):
+    """With several heads: the heads' outputs side by side and proj's, against the reference."""
+    expected = expected_of(case)
+    for name, header in (("joined", "    heads side by side, shape"), ("projected", "    projected, shape")):
+        block = read_block(run.lines, header)
+        problem = ("was not printed" if block is None else block if isinstance(block, str)
+                   else compare(block, expected[name])[0])
+        if problem:
+            result.update(ok=False, step="8", name=name)
+            result["lines"] = ["STEP 8: %s: %s" % (name, problem), "command: " + " ".join(run.command)]
+            return
+
+
+def judge_head(case, run, out, of_head):
+    """judge() for one head, whose lines (as a run of that head alone prints them) are out."""
     result = {"text": case["text"], "ok": False, "step": None, "name": None, "blocks": None,
-              "fills": set(), "lines": [], "timed_out": run.timed_out, "out": run.lines,
-              "status": run.status, "ended": run.ended, "problem": run.problem}
-    out, status, err = run.lines, run.status, run.err
+              "fills": set(), "lines": [], "timed_out": run.timed_out, "out": out,
+              "status": run.status, "ended": run.ended, "problem": run.problem, "of_head": of_head}
+    status, err = run.status, run.err
+    of = " of head %d" % of_head if case["heads"] > 1 else ""
     blocks = {name: read_block(out, header) for _, name, header in TENSORS}
     result["parsed"] = blocks
     if run.ended:
@@ -169,27 +226,27 @@ def judge(case, run):
         if printed:  # what it printed before it stopped: right, or where it went wrong
             # Every tensor may have been printed right before a crash or a time-out: then
             # there is no difference, and what it printed is still judged (grading.py).
-            step, name, what = first_difference(blocks, expected_of(case)) or (None, None, "was not printed")
-            result["lines"].append("before it stopped: STEP %s: %s: %s" % (step, name, what) if what != "was not printed"
-                                   else "before it stopped, what it printed agrees with the reference, up to %s"
-                                   % printed[-1])
+            step, name, what = first_difference(blocks, expected_of(case, of_head)) or (None, None, "was not printed")
+            result["lines"].append("before it stopped: STEP %s: %s%s: %s" % (step, name, of, what) if what != "was not printed"
+                                   else "before it stopped, what it printed agrees with the reference, up to %s%s"
+                                   % (printed[-1], of))
     else:
-        expected = expected_of(case)
+        expected = expected_of(case, of_head)
         diff = first_difference(blocks, expected, result["fills"])
         if diff:
             step, name, what = diff
             result.update(step=step, name=name)
-            result["lines"] = ["STEP %s: %s: %s" % (step, name, what),
+            result["lines"] = ["STEP %s: %s%s: %s" % (step, name, of, what),
                                "later steps are not judged: they follow from this one"]
             if what == "was not printed" and status not in (0, 1):
                 result["lines"].append("the lab exited %d%s" % (status, ": " + err.splitlines()[0][:200] if err else ""))
         else:
             verdict = verdict_line(expected["sums_ok"], expected["causal_ok"])
-            want_exit = 0 if expected["sums_ok"] and expected["causal_ok"] else 1
+            want_exit = wanted_exit(case)
             if verdict not in out:
                 got = [line for line in out if line.startswith("STEP 7")]
                 result["step"] = "7"
-                result["lines"] = ["STEP 7: printed %r, expected %r" % (got[0][:120] if got else "no STEP 7 line", verdict)]
+                result["lines"] = ["STEP 7%s: printed %r, expected %r" % (of, got[0][:120] if got else "no STEP 7 line", verdict)]
             elif status != want_exit:
                 result["step"] = "7"
                 result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % err.splitlines()[0][:200] if err else "")]

@@ -21,9 +21,10 @@ class Explainer:
         self.mistakes = mistakes
         self.cache = {}
 
-    def predict(self, text, combo):
-        """The tensors that the lesson with the mistakes of combo (a tuple of entries) prints."""
-        key = (text, tuple(m["id"] for m in combo))
+    def predict(self, text, combo, of_head=0):
+        """The tensors that the lesson with the mistakes of combo (a tuple of entries) prints
+        (in head of_head, for a case of several heads: a mistake is made in every head)."""
+        key = (text, tuple(m["id"] for m in combo), of_head)
         if key not in self.cache:
             c = cases.parse_case(text)
             change = {}
@@ -31,27 +32,28 @@ class Explainer:
                 change.update(m["change"])
             self.cache[key] = reference_attention.attention(
                 c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
-                mistake={"change": change} if combo else None)
+                mistake={"change": change} if combo else None, heads=c["heads"], of_head=of_head)
         return self.cache[key]
 
-    def shown(self, text, combo, name):
+    def shown(self, text, combo, name, of_head=0):
         """The prediction of one tensor at the rows and columns the lab prints, in float64."""
-        key = (text, tuple(m["id"] for m in combo), name)
+        key = (text, tuple(m["id"] for m in combo), name, of_head)
         if key not in self.cache:
-            t = self.predict(text, combo)[name]
+            t = self.predict(text, combo, of_head)[name]
             self.cache[key] = t.double()[cases.shown(t.shape[0])][:, cases.shown(t.shape[1])]
         return self.cache[key]
 
     def explains(self, case, combo, upto=None):
         """Whether every tensor the lab printed in case (up to the tensor named upto) agrees
         with the lesson made with the mistakes of combo."""
-        predicted = self.predict(case["text"], combo)
+        of_head = case.get("of_head", 0)
+        predicted = self.predict(case["text"], combo, of_head)
         for _, name, _ in cases.TENSORS:
             block = case["blocks"][name]
             if isinstance(block, str):
                 return False
             if block is not None and compare.compare(block, predicted[name], name, detail=False,
-                                              e=self.shown(case["text"], combo, name))[0] is not None:
+                                              e=self.shown(case["text"], combo, name, of_head))[0] is not None:
                 return False
             if name == upto:
                 break
@@ -126,7 +128,7 @@ def diagnose(cases, mistakes, explainer=None):
         _, m, missed = near[0]
         lines.append("diagnosis (all cases but %d): %s" % (len(missed), said(m)))
         for c in missed:
-            diff = compare.first_difference(c["blocks"], ex.predict(c["text"], (m,)))
+            diff = compare.first_difference(c["blocks"], ex.predict(c["text"], (m,), c.get("of_head", 0)))
             where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
             lines.append("  it does not explain case %s, where %s" % (c["text"], where))
         return lines, m["id"]
@@ -147,7 +149,7 @@ def same_tensor_lines(case, ex):
     """A printed tensor that is not what it should be but equals another tensor of the
     lesson, or another tensor the lab printed (before or after it): a copy-paste slip that no
     catalogue lists."""
-    lesson = ex.predict(case["text"], ())
+    lesson = ex.predict(case["text"], (), case.get("of_head", 0))
     lines = []
     for _, name, _ in cases.TENSORS:
         block = case["blocks"][name]

@@ -29,14 +29,41 @@ def full(block):
     return block["values"]
 
 
+def own_checks(weights):
+    """STEP 7's two checks (rows sum to 1, causal) on printed weights (float64), as the lab
+    makes them."""
+    sums = bool(torch.allclose(weights.sum(-1), torch.ones(weights.shape[0], dtype=torch.float64),
+                               rtol=1e-5, atol=1e-6))
+    upper = weights.masked_fill(torch.ones(weights.shape, dtype=torch.bool).tril(), 0.0)
+    return sums, bool(upper.abs().max().item() < 1e-9)
+
+
 def judge_steps(result, case):
     """{step: None when right, else what is wrong} for one case of a lab, each step judged on
     the lab's own printed inputs (STEP 1 and 2 against the reference: their inputs are random
-    draws the lab does not print). A step missing from this dict was not judged here."""
-    out, blocks = result["out"], result.get("parsed") or {}
+    draws the lab does not print), in every head. A step missing from this dict was not judged
+    here. The exit status follows the verdicts of every head, and the fused attention's."""
+    views = result.get("heads") or [{"out": result["out"], "parsed": result.get("parsed")}]
+    weights = [full((v["parsed"] or {}).get("weights")) for v in views]
+    checks = [own_checks(w) for w in weights if w is not None]
+    whole = result.get("whole_out", result["out"])
+    want = 0 if all(a and b for a, b in checks) and not compare.fused_disagrees(whole) else 1
+    verdicts = {}
+    for h, view in enumerate(views):
+        for step, problem in judge_head_steps(view["out"], view["parsed"] or {}, case, h, result["status"], want,
+                                              compare.fused_disagrees(whole)).items():
+            if problem and len(views) > 1:
+                problem = "head %d: %s" % (h, problem)
+            verdicts[step] = verdicts.get(step) or problem
+    return verdicts
+
+
+def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees):
+    """judge_steps() for one head: its lines (out), its printed tensors (blocks)."""
     got = {name: blocks.get(name) for _, name, _ in cases.TENSORS}
     ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
-                                        scale=case["scale"], mask=case["mask"])
+                                        scale=case["scale"], mask=case["mask"], heads=case["heads"],
+                                        of_head=of_head)
     verdicts = {}
 
     def judge(step, name, expected, of):  # a step is right when each of its tensors is
@@ -69,18 +96,13 @@ def judge_steps(result, case):
     if weights is not None and v is not None:
         judge(6, "out", weights @ v, "its weights times its v")
     if weights is not None:
-        sums = bool(torch.allclose(weights.sum(-1), torch.ones(weights.shape[0], dtype=torch.float64),
-                                   rtol=1e-5, atol=1e-6))
-        upper = weights.masked_fill(torch.ones(weights.shape, dtype=torch.bool).tril(), 0.0)
-        causal = bool(upper.abs().max().item() < 1e-9)
-        verdict = compare.verdict_line(sums, causal)
-        want = 0 if sums and causal and not compare.fused_disagrees(out) else 1
+        verdict = compare.verdict_line(*own_checks(weights))
         if verdict not in out:
             printed = [l for l in out if l.startswith("STEP 7")]
             verdicts[7] = "printed %r, right for its weights: %r" % (printed[0][:100] if printed else "no STEP 7 line", verdict)
-        elif result["status"] != want:
+        elif status != want:
             verdicts[7] = "exit status %s, expected %d for its verdicts%s" % (
-                result["status"], want, " (its fused attention disagrees)" if compare.fused_disagrees(out) else "")
+                status, want, " (its fused attention disagrees)" if fused_disagrees else "")
         else:
             verdicts[7] = None
     return verdicts

@@ -1,8 +1,9 @@
 """Independent reference for the checker: the lab's arithmetic in PyTorch.
 
 Written apart from the C++ lab and following the course's Python lab: the same seed, the
-same order of random draws (x, then the key, query and value layers), the same scale, mask,
-softmax and checks. attention() returns every tensor the lab prints with --verbose.
+same order of random draws (x, then the key, query and value layers: of each head in turn,
+then proj, with several heads as gpt.py's MultiHeadAttention), the same scale, mask, softmax
+and checks. attention() returns every tensor the lab prints with --verbose, for one head.
 
 With mistake=<an entry of mistakes.py>, it computes the lab as a student would have who made
 that mistake: its "change" says which knob below differs from the lesson.
@@ -16,36 +17,56 @@ _LESSON = {}  # the lesson's tensors of each small case asked for: computed once
 CACHED_TOKENS = 64  # a larger case is computed again when asked (a 4096-token one is 64 MB)
 
 
-def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None):
-    """Every tensor the lab prints for this case (the lesson's, or with mistake's change). The
-    lesson's tensors of a small case are computed once and shared: callers never change them."""
+def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None, heads=1, of_head=0):
+    """Every tensor the lab prints for this case (the lesson's, or with mistake's change), for
+    one of its heads (of_head, of heads: with several, also the heads' outputs side by side,
+    "joined", and "projected" back to the embedding's size). The lesson's tensors of a small
+    case are computed once and shared: callers never change them."""
     if mistake or tokens > CACHED_TOKENS:
-        return _attention(seed, tokens, embed, head, scale, mask, mistake)
-    key = (seed, tokens, embed, head, scale, mask)
+        return _attention(seed, tokens, embed, head, scale, mask, mistake, heads)[of_head]
+    key = (seed, tokens, embed, head, scale, mask, heads)
     if key not in _LESSON:
-        _LESSON[key] = _attention(seed, tokens, embed, head, scale, mask, None)
-    return _LESSON[key]
+        _LESSON[key] = _attention(seed, tokens, embed, head, scale, mask, None, heads)
+    return _LESSON[key][of_head]
 
 
-def _attention(seed, tokens, embed, head, scale, mask, mistake):
+def _attention(seed, tokens, embed, head, scale, mask, mistake, heads=1):
+    """The tensors of each head, in a list. Several heads are drawn as gpt.py's
+    MultiHeadAttention draws them: each head's layers in turn, then proj (with bias)."""
     change = mistake["change"] if mistake else {}
     knob = lambda name, lesson: change.get(name, lesson)
     T, C, HEAD = tokens, embed, head
     torch.manual_seed(seed)
     with torch.no_grad():
         def layers():  # the creation order decides which random numbers each layer gets
-            made = {}
-            for name in knob("order", ("key", "query", "value")):
-                made[name] = torch.nn.Linear(C, HEAD, bias=name in knob("bias", ()))
-            return made
+            made = []
+            for _ in range(heads):
+                made.append({})
+                for name in knob("order", ("key", "query", "value")):
+                    made[-1][name] = torch.nn.Linear(C, HEAD, bias=name in knob("bias", ()))
+            proj = torch.nn.Linear(heads * HEAD, C) if heads > 1 else None
+            return made, proj
 
         draw = torch.rand if knob("x_dist", "randn") == "rand" else torch.randn
         if knob("x_after_layers", False):
-            made = layers()
+            made, proj = layers()
             x = draw(T, C)
         else:
             x = draw(T, C)
-            made = layers()
+            made, proj = layers()
+        each = [_one_head(x, layer, T, C, HEAD, scale, mask, knob) for layer in made]
+        if heads > 1:
+            joined = torch.cat([h["out"] for h in each], dim=-1)
+            # A mistake whose out is not (T, HEAD) fails there, as the lab fails in proj.
+            projected = proj(joined) if joined.shape[1] == proj.in_features else None
+            for h in each:
+                h.update(joined=joined, projected=projected)
+    return each
+
+
+def _one_head(x, made, T, C, HEAD, scale, mask, knob):
+    """STEP 2 to STEP 7 of one head whose layers are made."""
+    with torch.no_grad():
         q = made[knob("q_from", "query")](x)
         k = made[knob("k_from", "key")](x)
         v = made[knob("v_from", "value")](x)

@@ -541,9 +541,9 @@ int check_with_fused_attention(const Options& opt, const torch::Tensor& x,
   if (agrees) return 0;
   std::fflush(stdout);
   std::fprintf(stderr,
-               "lab04_attention: LibTorch's fused attention (scaled_dot_product_attention) "
-               "computes other outputs from the same q, k and v: a step from 3 to 6 differs "
-               "from what attention does\n");
+               "lab04_attention: LibTorch's fused attention, run on the same key, query and value "
+               "layers, computes other outputs than the heads' outputs in outs: a step from 2 to 6 "
+               "does not do what attention does, or outs does not keep each head's out\n");
   return 1;
 }
 

@@ -3,7 +3,10 @@
 class got wrong.
 
 usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [--build DIR]
-                      [--hide PATH ...] [--gradescope RESULTS] SUBMISSIONS GRADES
+                      [--hide PATH ...] [--deadline TIME] [--late-penalty RULE]
+                      [--canvas-gradebook EXPORT.csv [--canvas-column NAME]]
+                      [--moodle-gradebook EXPORT.csv] [--gradescope RESULTS] SUBMISSIONS GRADES
+       grade_class.py --merge [--canvas-gradebook ...] [--moodle-gradebook ...] GRADES SHARD_GRADES ...
        grade_class.py --merge GRADES SHARD_GRADES ...
   SUBMISSIONS  the class: a folder per student, Canvas's files, or Gradescope's export
                (submissions.py says which shapes it reads)
@@ -15,6 +18,20 @@ usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [-
   --points, --timeout   as check_lab.py --grade
   --hide PATH  a folder or file no lab's run may see (the class's folder and the project are
                hidden always); may be given more than once
+  --deadline TIME  ISO 8601 with its zone (2026-12-01T23:59:00-05:00): a cloned repository is
+               graded at its last commit at or before it (commits after it are said in the late
+               column, not graded); Gradescope's :created_at: is compared with it
+  --late-penalty RULE  none (the default), or P%/day[,max=Q%]: P% of the lab's points taken
+               per day late (each day begun counts whole), at most Q%; Canvas's _late files
+               count as one day, since Canvas does not say how late
+  --canvas-gradebook EXPORT.csv  Canvas's own gradebook export: also write
+               GRADES/canvas-import.csv, the same file with this lab's column filled in for
+               every student it matches (canvas.py says how), ready to import, and list the
+               students it could not match on either side; --canvas-column NAME names the
+               lab's assignment there (default: the one whose name says Lab 04, or a new one)
+  --moodle-gradebook EXPORT.csv  Moodle's grade export (plain text): also write
+               GRADES/moodle-import.csv, the students it matches by their email address with
+               this lab's grade in percent, which Moodle's CSV import takes as it is
   --gradescope RESULTS  SUBMISSIONS is one submission (Gradescope's /autograder/submission):
                grade it as one student and also write Gradescope's results.json to RESULTS
                (instructor/gradescope/run_autograder does); its pre-flight asks only that the
@@ -56,7 +73,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "checker"))
 import cases  # noqa: E402
+import deadlines  # noqa: E402
 import gradebook  # noqa: E402
+import lms  # noqa: E402
 import runner_client  # noqa: E402
 import sandbox  # noqa: E402
 import submissions  # noqa: E402
@@ -87,7 +106,9 @@ class OverBudget(Exception):
 
 def parse_args(argv):
     args = {"jobs": os.cpu_count() or 1, "shard": (1, 1), "points": [1.0] * 7, "timeout": CLASS_TIMEOUT,
-            "build": os.path.join(ROOT, "build"), "merge": False, "hide": [], "gradescope": None}
+            "build": os.path.join(ROOT, "build"), "merge": False, "hide": [], "gradescope": None,
+            "deadline": None, "penalty": deadlines.Penalty(), "canvas": None, "canvas_column": None,
+            "moodle": None}
     rest = []
     while argv:
         option, value = argv[0], argv[1] if len(argv) > 1 else None
@@ -123,6 +144,24 @@ def parse_args(argv):
             if not value or not os.path.exists(value):
                 raise Usage("--hide takes a folder or file that exists, not %r" % (value or "")[:80])
             args["hide"].append(os.path.realpath(value))
+        elif option == "--deadline":
+            args["deadline"] = deadlines.parse_deadline(value)
+        elif option == "--late-penalty":
+            args["penalty"] = deadlines.parse_penalty(value)
+        elif option == "--canvas-gradebook":
+            if not value or not os.path.isfile(value):
+                raise Usage("--canvas-gradebook takes the CSV file Canvas's gradebook exported (Grades, Export), "
+                            "not %r" % (value or "")[:80])
+            args["canvas"] = lms.read_export("canvas", value)
+        elif option == "--moodle-gradebook":
+            if not value or not os.path.isfile(value):
+                raise Usage("--moodle-gradebook takes the CSV file Moodle's grade export wrote (Grades, Export, "
+                            "Plain text file), not %r" % (value or "")[:80])
+            args["moodle"] = lms.read_export("moodle", value)
+        elif option == "--canvas-column":
+            if not value:
+                raise Usage("--canvas-column takes the name of the lab's assignment in Canvas's gradebook export")
+            args["canvas_column"] = value
         elif option == "--gradescope":
             if not value or not os.path.isdir(os.path.dirname(os.path.abspath(value))):
                 raise Usage("--gradescope takes the results.json to write, in a folder that exists")
@@ -134,6 +173,14 @@ def parse_args(argv):
             argv = argv[1:]
             continue
         argv = argv[2:]
+    if args["canvas_column"] and not args["canvas"]:
+        raise Usage("--canvas-column names a column of --canvas-gradebook's export: give both")
+    args["exports"] = [e for e in (args["canvas"], args["moodle"]) if e]
+    if args["exports"] and args["shard"] != (1, 1):
+        raise Usage("--canvas-gradebook and --moodle-gradebook fill the whole class's column: give them to --merge, "
+                    "not to a --shard")
+    if args["canvas"]:
+        args["canvas"].choose_column(args["canvas_column"])
     if args["merge"]:
         if len(rest) < 2:
             raise Usage("usage: grade_class.py --merge GRADES SHARD_GRADES ... (the folders --shard wrote)")
@@ -542,7 +589,7 @@ def progress(done, total, started, tty):
 def grade(args):
     import multiprocessing
     import reference_attention
-    students = the_class(args)
+    students = args["students"]
     i, n = args["shard"]
     mine = students[i - 1::n]
     tty = sys.stderr.isatty()
@@ -579,12 +626,17 @@ def grade(args):
                                    % (patience, len(rows), len(jobs)))
             progress(len(rows), len(jobs), started, tty)
     seconds = time.monotonic() - started
+    by_key = {(s.name, s.id): s for s in mine}
+    for row in rows:
+        deadlines.mark(row, by_key[(row["student"], row["id"])], args["deadline"], args["penalty"],
+                       graded=row["status"] not in gradebook.NOT_GRADED)
     if tty:
         sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
                          "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
     meta = {"cases": cases.GRADE_CASES, "points": args["points"], "shard": "%d/%d" % (i, n),
-            "class": [s.label for s in students]}
-    written = gradebook.write(args["grades"], rows, meta)
+            "class": [s.label for s in students],
+            "deadline": args["deadline"].isoformat() if args["deadline"] else None, "late_penalty": str(args["penalty"])}
+    written = gradebook.write(args["grades"], rows, meta, args["exports"])
     if args["gradescope"] and rows[0]["status"] != "grader error":
         gradebook.gradescope_results(rows[0], args["points"], args["gradescope"])
     return written
@@ -594,7 +646,14 @@ def the_class(args):
     """The students to grade: the class in SUBMISSIONS, or with --gradescope the one submission."""
     folder = args["submissions"]
     if not args["gradescope"]:
-        return submissions.find_students(folder)
+        students = submissions.find_students(folder)
+        for s in students if args["deadline"] else ():  # a cloned repository, as it was at the deadline
+            if s.own and deadlines.is_repository(s.own):
+                try:
+                    s.snapshot = deadlines.at_deadline(s.own, args["deadline"])
+                except deadlines.Unreadable as e:
+                    s.unreadable = str(e)
+        return students
     if not os.path.isdir(folder):
         raise Usage("no folder %r: with --gradescope, SUBMISSIONS is the submission's folder" % folder)
     labs = [os.path.join(folder, p) for p in submissions.find_labs(folder)]
@@ -641,13 +700,15 @@ def main(argv):
     try:
         args = parse_args(argv)
         if args["merge"]:
-            summary, faults = gradebook.merge(args["grades"], args["shards"])
+            summary, faults = gradebook.merge(args["grades"], args["shards"], args["exports"])
         else:
             try:
                 torch_python.with_torch()  # this Python, or one that sees Debian's packages
             except torch_python.NoTorch as e:
                 raise Usage(str(e))
-            the_class(args)  # bad input before anything is built
+            args["students"] = the_class(args)  # bad input before anything is built
+            for export in args["exports"]:  # an identifier that fits two students: refused before grading
+                export.match([(s.name, s.id) for s in args["students"]])
             summary, faults = grade(args)
         sys.stdout.write(summary)
         if faults:
@@ -656,7 +717,7 @@ def main(argv):
                   file=sys.stderr)
             return 1
         return 0
-    except (Usage, gradebook.Mismatch, submissions.Bad) as e:
+    except (Usage, gradebook.Mismatch, submissions.Bad, deadlines.Bad, lms.Bad) as e:
         print("grade_class: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,8 +1,10 @@
 """gradebook.py: what grade_class.py writes, and the merge of the shards of a job array.
 
   GRADES/grades.csv              a row per student, sorted: student, id (the LMS's
-                                 identifier, submissions.py), score, max_score, STEP 1 ...
-                                 STEP 7 (each step's points), status, diagnosis
+                                 identifier, submissions.py), score (less a late penalty),
+                                 max_score, STEP 1 ... STEP 7 (each step's points), status,
+                                 late (how late, and what was taken: deadlines.py), commit
+                                 (the one graded, with --deadline), diagnosis
   GRADES/feedback/<student>.txt  what that student should read (<student> (<id>) where two
                                  students share a name)
   GRADES/summary.md              what the class did (also printed)
@@ -19,10 +21,12 @@ import re
 import cases
 from mistakes import MISTAKES
 
-COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + ["status", "diagnosis"]
+COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + [
+    "status", "late", "commit", "diagnosis"]
 NAMES = {m["id"]: m["did"] for m in MISTAKES}
 NOT_GRADED = ("no lab", "more than one lab", "empty file", "file too large", "not a text file",
-              "link outside the submission", "grader error")
+              "link outside the submission", "grader error", "history unreadable",
+              "no submission before the deadline")
 
 
 class Mismatch(Exception):
@@ -72,7 +76,8 @@ def csv_text(rows):
     w.writerow(COLUMNS)
     for r in rows:
         w.writerow([cell(r["student"]), cell(r.get("id", "")), fmt(r["score"]), fmt(r["max_score"])]
-                   + [fmt(p) for p in r["steps"]] + [r["status"], cell(r["diagnosis"])])
+                   + [fmt(p) for p in r["steps"]] + [r["status"], cell(r.get("late", "")), cell(r.get("commit", "")),
+                                                     cell(r["diagnosis"])])
     return out.getvalue()
 
 
@@ -86,7 +91,7 @@ def mistake_names(mistake):
     return [(m, NAMES.get(m, m)) for m in mistake.split("+")] if mistake else []
 
 
-def summary_text(rows, points):
+def summary_text(rows, points, meta=None):
     total = sum(points)
     n = len(rows)
     graded = [r for r in rows if r["status"] not in NOT_GRADED]
@@ -101,6 +106,8 @@ def summary_text(rows, points):
         mid = scores[len(scores) // 2] if len(scores) % 2 else (scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2
         lines.append("Mean score %.2f/%s, median %s/%s (every student counts; no lab scores 0)."
                      % (sum(scores) / n, fmt(total), fmt(mid), fmt(total)))
+    if meta and (meta.get("deadline") or meta.get("late_penalty", "none") != "none"):
+        lines.append("Deadline: %s; late penalty: %s." % (meta.get("deadline") or "none given", meta.get("late_penalty")))
     lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r["isolation"] for r in rows if r.get("isolation")})]
     lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]
     distribution = {}
@@ -132,6 +139,10 @@ def summary_text(rows, points):
         lines.append("- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["status"],
                                                md(r["diagnosis"]) or "no diagnosis"))
         lines += ["  - " + md(s) for s in r.get("same_tensor", [])]
+    late = [r for r in rows if r.get("late")]
+    if late:
+        lines += ["", "## Late, and commits after the deadline", ""] + [
+            "- %s: %s" % (md(name_of(r)), md(r["late"])) for r in late]
     stopped = [r for r in graded if r["status"] != "graded"]
     if stopped:
         lines += ["", "## Labs that did not run to the end", ""] + [
@@ -159,7 +170,31 @@ def gradescope_results(row, points, path):
     os.replace(path + ".new", path)
 
 
-def write(folder, rows, meta):
+def export_lines(folder, export, rows):
+    """Writes the LMS's import file (lms.py) for the class's rows; returns what the summary says."""
+    keyed = [dict(r, id=r.get("id", ""), graded=r["status"] not in NOT_GRADED) for r in rows]
+    matched, unmatched = export.match([(r["student"], r["id"]) for r in keyed])
+    text, column = export.filled(keyed, matched, rows[0]["max_score"] if rows else 0)
+    name = "%s-import.csv" % export.kind.lower()
+    with open(os.path.join(folder, name), "w", newline="", encoding="utf-8") as f:
+        f.write(text)
+    placed = [r for r in keyed if (r["student"], r["id"]) in matched]
+    left = [r for r in placed if not r["graded"]]
+    lines = ["", "## %s's gradebook" % export.kind, "",
+             "%s is %s with the column %r filled in for %d of the %d students: import it as it is (%s)." % (
+                 name, os.path.basename(export.path) if export.kind == "Canvas" else "Moodle's import file",
+                 column, len(placed) - len(left), len(rows),
+                 "Grades, Import" if export.kind == "Canvas" else
+                 "Grades, Import, CSV file: map Email address to useremail, the lab to a new grade item")]
+    if left:
+        lines.append("Not graded, so left out: %s." % ", ".join("%s (%s)" % (md(name_of(r)), r["status"]) for r in left))
+    lines.append("In the class, not in %s's export: %s." % (
+        export.kind, ", ".join(md(name_of(r)) for r in keyed if (r["student"], r["id"]) not in matched) or "none"))
+    lines.append("In %s's export, not in the class: %s." % (export.kind, ", ".join(md(n) for n in unmatched) or "none"))
+    return lines
+
+
+def write(folder, rows, meta, exports=()):
     """Writes every file; returns the summary and the number of rows that are "grader error"
     (the grader's own fault: the gradebook is incomplete)."""
     rows = sorted(rows, key=lambda r: (r["student"], r.get("id", "")))
@@ -174,7 +209,9 @@ def write(folder, rows, meta):
             f.write(feedback_text(r))
     with open(os.path.join(folder, "grades.csv"), "w", newline="", encoding="utf-8") as f:
         f.write(csv_text(rows))
-    summary = summary_text(rows, meta["points"])
+    summary = summary_text(rows, meta["points"], meta)
+    for export in exports:
+        summary += "\n".join(plain(line, keep="") for line in export_lines(folder, export, rows)) + "\n"
     with open(os.path.join(folder, "summary.md"), "w", encoding="utf-8") as f:
         f.write(summary)
     with open(os.path.join(folder, "class.json"), "w") as f:
@@ -182,7 +219,7 @@ def write(folder, rows, meta):
     return summary, sum(1 for r in rows if r["status"] == "grader error")
 
 
-def merge(folder, shards):
+def merge(folder, shards, exports=()):
     """Joins the class.json of each shard of one class into one gradebook in folder."""
     parts = []
     for s in shards:
@@ -195,7 +232,8 @@ def merge(folder, shards):
     first = parts[0][1]
     seen, rows = {}, []
     for s, p in parts:
-        for key, what in (("cases", "cases"), ("points", "points"), ("class", "students")):
+        for key, what in (("cases", "cases"), ("points", "points"), ("class", "students"), ("deadline", "deadline"),
+                          ("late_penalty", "late penalty")):
             if p.get(key) != first.get(key):
                 raise Mismatch("%s and %s were graded with other %s: only shards of one class, graded "
                                "alike, can be merged" % (parts[0][0], s, what))
@@ -217,7 +255,9 @@ def merge(folder, shards):
         raise Mismatch("student %s is in more than one shard: these shards do not belong together" % twice[0])
     if sorted(names) != sorted(first["class"]):
         raise Mismatch("the shards' students are not the class's: these shards do not belong together")
+    for export in exports:  # an identifier that fits two students: refused before anything is written
+        export.match([(r["student"], r.get("id", "")) for r in rows])
     os.makedirs(folder, exist_ok=True)
-    meta = {k: first[k] for k in ("cases", "points", "class")}
+    meta = {k: first.get(k) for k in ("cases", "points", "class", "deadline", "late_penalty")}
     meta.update(shard="1/1")
-    return write(folder, rows, meta)
+    return write(folder, rows, meta, exports)

@@ -27,7 +27,7 @@ import stat
 
 LAB = "lab04_attention.cpp"
 MAX_BYTES = 1 << 20  # a lab is about 20 kB; a file larger than this is not graded
-CANVAS = re.compile(r"^(?P<login>[^_]+)(?:_late)?_(?P<id>\d+)_\d+_(?P<file>.+\.cpp)$")
+CANVAS = re.compile(r"^(?P<login>[^_]+)(?P<late>_(?:late|LATE))?_(?P<id>\d+)_\d+_(?P<file>.+\.cpp)$")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_\w*?_?$")
 SKIPPED = re.compile(r"^(\.git|\.github|build.*|starter.*|node_modules)$")
 
@@ -53,6 +53,10 @@ class Student:
         self.folder = folder  # the class's folder: paths are said from there
         self.own = own  # the student's own folder (a link may stay inside it), or None
         self.text = None  # the lab, read once by problem(): no later step reads the original
+        self.marked_late = False  # Canvas's file name says late
+        self.submitted = None  # when the LMS says it was submitted (Gradescope's :created_at:), or None
+        self.snapshot = None  # a repository read at the deadline (deadlines.Snapshot), or None
+        self.unreadable = None  # why its history cannot be read, or None
 
     @property
     def label(self):
@@ -61,12 +65,22 @@ class Student:
 
     def problem(self):
         """Why this student's lab cannot be graded (the row's status and its reason), or None."""
-        if not self.labs:
-            return "no lab", "no lab04_attention.cpp was found in the submission"
-        if len(self.labs) > 1:
+        if self.unreadable:
+            return "history unreadable", "the repository's history cannot be read: %s" % self.unreadable
+        shot, labs = self.snapshot, self.labs
+        if shot is not None:
+            if shot.commit is None:
+                return "no submission before the deadline", "the repository has no commit at or before the deadline"
+            labs, at = shot.labs, " in commit %s, the last before the deadline" % shot.commit[:12]
+        if not labs:
+            return "no lab", "no lab04_attention.cpp was found in the submission" + (at if shot else "")
+        if len(labs) > 1:
             return "more than one lab", "%d labs were found (%s): submit one" % (
-                len(self.labs), ", ".join(readable(os.path.relpath(p, self.folder or "/")) for p in self.labs[:4]))
-        data, problem = read_once(self.labs[0], self.own)
+                len(labs), ", ".join(readable(p if shot else os.path.relpath(p, self.folder or "/")) for p in labs[:4]))
+        if shot is not None:
+            data, problem = (None, shot.problem) if shot.problem else (shot.data, None)
+        else:
+            data, problem = read_once(labs[0], self.own)
         if problem:
             return problem
         try:
@@ -75,6 +89,8 @@ class Student:
             text = None
         if text is None or "\0" in text:
             return "not a text file", "the submitted file is not text (UTF-8 without NUL bytes)"
+        if not text:
+            return "empty file", "the submitted file is empty"
         self.text = text
         return None
 
@@ -143,8 +159,10 @@ def gradescope(folder):
         for who in submitters:
             name = field(who, "sid") or field(who, "email") or field(who, "name")
             if name:
-                students.append(Student(name, labs, "Gradescope export",
-                                        ident=field(who, "sid") or field(who, "email") or "", own=path))
+                s = Student(name, labs, "Gradescope export", ident=field(who, "sid") or field(who, "email") or "",
+                            own=path)
+                s.submitted = meta.get(":created_at", meta.get("created_at"))
+                students.append(s)
     return students
 
 
@@ -180,8 +198,9 @@ def find_students(folder):
         for name in files:
             m = CANVAS.match(name)
             if m:
-                students.append(Student(m.group("login"), [os.path.join(folder, name)], "Canvas download",
-                                        ident=m.group("id")))
+                s = Student(m.group("login"), [os.path.join(folder, name)], "Canvas download", ident=m.group("id"))
+                s.marked_late = bool(m.group("late"))
+                students.append(s)
             elif name.endswith(".cpp"):
                 students.append(Student(name[:-4], [os.path.join(folder, name)], "a file per student"))
         students += student_folders(folder, dirs)
@@ -191,6 +210,7 @@ def find_students(folder):
         key = (s.name, s.id)
         if key in merged:
             merged[key].labs = sorted(set(merged[key].labs) | set(s.labs))
+            merged[key].marked_late |= s.marked_late
         else:
             merged[key] = s
     names = [name for name, _ in merged]

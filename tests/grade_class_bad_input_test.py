@@ -7,7 +7,10 @@ usage: grade_class_bad_input_test.py WORK_DIR
 Each case: a SUBMISSIONS folder that does not exist, is a file, is empty or holds no lab
 shape; a GRADES folder that is not empty, or is a file; a --shard that is not I/N with
 1 <= I <= N; a bad -j, --points or --timeout; an unknown option; shards to merge that are
-not of one class (other points, the same shard twice, a shard missing, other students).
+not of one class (other points, the same shard twice, a shard missing, other students); a
+--deadline that is not a time with a zone; a --late-penalty that is not a rule; an LMS export
+without the columns it needs, not CSV, or whose identifier fits two students; --canvas-column
+alone; an LMS export given to one shard.
 """
 import json
 import os
@@ -63,6 +66,20 @@ def main(argv):
     shard(j("s2_other_points"), 2, 2, [2.0] + [1.0] * 6, students)
     shard(j("s2_other_class"), 2, 2, one, students + ["eve"])
     shard(j("s1_of_3"), 1, 3, one, students)
+    exports = {
+        "canvas_no_section.csv": "Student,ID,SIS User ID,SIS Login ID,Lab 03 (1)\nA,1,a,alice,3\n",
+        "canvas_no_id.csv": "Student,SIS Login ID,Section\nA,alice,S\n",
+        "canvas_twice.csv": "Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"
+                            "\"Liddell, Alice\",11,x1,alice,S\n\"Other, Alice\",12,alice,al,S\n",
+        "canvas_two_labs.csv": "Student,ID,SIS Login ID,Section,Lab 04 (5),lab04 redo (6)\nA,1,alice,S,,\n",
+        "canvas_utf16.csv": None,
+        "moodle_no_email.csv": "First name,Last name,ID number\nAlice,Liddell,123\n",
+        "moodle_twice.csv": "First name,Last name,ID number,Email address\nAl,Ice,alice,a@x\nAli,Ce,9,alice\n",
+        "empty.csv": "",
+    }
+    for name, text in exports.items():
+        with open(j(name), "wb") as f:
+            f.write(text.encode() if text is not None else "Student,ID,Section\nA,1,S\n".encode("utf-16"))
     cls, new = j("class"), j("new")
     cases = [
         ("SUBMISSIONS that does not exist", [j("nowhere"), new], "no folder"),
@@ -90,6 +107,32 @@ def main(argv):
         ("merge: a shard missing", ["--merge", new, j("s1")], "shard 2/2 is missing"),
         ("merge: shards cut in other numbers", ["--merge", new, j("s1"), j("s1_of_3")], "different numbers"),
         ("merge: a folder that is no shard", ["--merge", new, j("s1"), j("empty")], "no class.json"),
+        ("--deadline without a zone", ["--deadline", "2026-12-01T23:59", cls, new], "has no zone"),
+        ("--deadline as a date alone", ["--deadline", "2026-12-01", cls, new], "has no zone"),
+        ("--deadline in words", ["--deadline", "next friday", cls, new], "--deadline takes an ISO 8601 time"),
+        ("--deadline out of range", ["--deadline", "2026-13-45T10:00Z", cls, new], "--deadline takes"),
+        ("--deadline with no value", [cls, new, "--deadline"], "--deadline takes"),
+        ("--late-penalty as a number", ["--late-penalty", "10", cls, new], "--late-penalty takes"),
+        ("--late-penalty over 100%", ["--late-penalty", "150%/day", cls, new], "--late-penalty takes"),
+        ("--late-penalty with a bad cap", ["--late-penalty", "10%/day,max=0%", cls, new], "--late-penalty takes"),
+        ("--canvas-gradebook that does not exist", ["--canvas-gradebook", j("nowhere.csv"), cls, new],
+         "--canvas-gradebook takes"),
+        ("a Canvas export without Section", ["--canvas-gradebook", j("canvas_no_section.csv"), cls, new],
+         "no Section column"),
+        ("a Canvas export without ID", ["--canvas-gradebook", j("canvas_no_id.csv"), cls, new], "no ID column"),
+        ("an empty Canvas export", ["--canvas-gradebook", j("empty.csv"), cls, new], "no Student, ID, Section"),
+        ("a Canvas export in UTF-16", ["--canvas-gradebook", j("canvas_utf16.csv"), cls, new], "not a CSV file in UTF-8"),
+        ("a Canvas identifier that fits two students", ["--canvas-gradebook", j("canvas_twice.csv"), cls, new],
+         "fits 2 students of Canvas"),
+        ("two Canvas columns that could be the lab", ["--canvas-gradebook", j("canvas_two_labs.csv"), cls, new],
+         "--canvas-column"),
+        ("--canvas-column without an export", ["--canvas-column", "Lab 04", cls, new], "give both"),
+        ("a Moodle export without Email address", ["--moodle-gradebook", j("moodle_no_email.csv"), cls, new],
+         "no Email address column"),
+        ("a Moodle identifier that fits two students", ["--moodle-gradebook", j("moodle_twice.csv"), cls, new],
+         "fits 2 students of Moodle"),
+        ("an LMS export given to a shard", ["--shard", "1/2", "--moodle-gradebook", j("moodle_twice.csv"), cls, new],
+         "give them to --merge"),
     ]
     checks = []
     for what, args, says in cases:

@@ -1,0 +1,242 @@
+"""deadlines.py: when a submission counts, and what being late costs.
+
+  parse_deadline(text)   --deadline's ISO 8601 time, which must name its zone
+  parse_penalty(text)    --late-penalty's rule: P%/day (a share of the lab's points per day
+                         late, each day begun counting whole), with ,max=Q% as its cap
+  at_deadline(repo, t)   a cloned repository read as it was at the deadline: the last
+                         commit at or before it (by committer time, the time git records when
+                         a commit is made; pushing is not in a clone), the lab in that commit,
+                         and the commits made after it
+  lateness(...)          what the late column says, and the points it takes
+
+The repository is the student's, so it is read as data only: git's plumbing commands
+(rev-parse, rev-list, ls-tree, cat-file: no hook, pager, filter, signature check or work tree,
+which a repository's own configuration could point at a program of the student's), with a time limit, and a .git that points outside the
+student's folder is refused. A history that cannot be read is that student's row, never the
+class's end.
+"""
+import datetime
+import math
+import os
+import re
+import subprocess
+
+import submissions
+
+GIT_TIMEOUT = 30  # seconds one git command may take on one student's repository
+MAX_COMMITS = 100000  # commits read from a history (a lab's has a few dozen)
+DAY = 86400
+
+
+class Bad(Exception):
+    """An option's value that cannot be used: one line for the usage error."""
+
+
+class Unreadable(Exception):
+    """One student's history cannot be read: that row says why."""
+
+
+def parse_deadline(text):
+    """--deadline's value as an aware datetime. Accepted: ISO 8601 with a zone, such as
+    2026-12-01T23:59:00-05:00, 2026-12-01 23:59+01:00 or 2026-12-01T23:59Z."""
+    accepted = "takes an ISO 8601 time with its zone, such as 2026-12-01T23:59:00-05:00 or 2026-12-01T23:59Z"
+    value = (text or "").strip()
+    try:
+        when = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value[-1:] in "zZ" and value else value)
+    except ValueError:
+        raise Bad("--deadline %s, not %r" % (accepted, value[:40]))
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise Bad("--deadline %r has no zone: it %s" % (value[:40], accepted.replace("takes", "needs")))
+    return when
+
+
+class Penalty:
+    """A share of the lab's points per day late (each day begun counts whole), up to a cap."""
+
+    def __init__(self, per_day=0.0, cap=100.0):
+        self.per_day, self.cap = per_day, cap
+
+    def __bool__(self):
+        return self.per_day > 0
+
+    def share(self, days):
+        return min(self.cap, self.per_day * days)
+
+    def __str__(self):
+        return "%g%% of the points per day late, at most %g%%" % (self.per_day, self.cap) if self else "none"
+
+
+def parse_penalty(text):
+    """--late-penalty's rule: none, or P%/day with an optional ,max=Q% (0 < P <= 100,
+    0 < Q <= 100; without it, up to 100%)."""
+    value = (text or "").strip()
+    if value == "none":
+        return Penalty()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)%/day(?:,max=(\d+(?:\.\d+)?)%)?", value)
+    if not m or not 0 < float(m.group(1)) <= 100 or (m.group(2) and not 0 < float(m.group(2)) <= 100):
+        raise Bad("--late-penalty takes none, or P%%/day with an optional cap ,max=Q%% (P and Q from 0 to 100, "
+                  "such as 10%%/day,max=50%%), not %r" % value[:40])
+    return Penalty(float(m.group(1)), float(m.group(2)) if m.group(2) else 100.0)
+
+
+def span(seconds):
+    """A duration as a person says it: 2 d 3 h, 5 h 10 min, 42 s."""
+    seconds = int(round(seconds))
+    d, rest = divmod(seconds, DAY)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    if d:
+        return "%d d %d h" % (d, h) if h else "%d d" % d
+    if h:
+        return "%d h %d min" % (h, m) if m else "%d h" % h
+    return "%d min" % m if m else "%d s" % s
+
+
+def lateness(late_by, penalty, max_score, known=True):
+    """(the late column's text, the points the penalty takes) for a submission late_by
+    seconds after the deadline (None: on time, or not known). known=False: late, but by how
+    much the source does not say (Canvas's _late): it counts as one day, the least it can be."""
+    if late_by is None or late_by <= 0:
+        return "", 0.0
+    days = max(1, math.ceil(late_by / DAY)) if known else 1
+    said = "late by %s" % span(late_by) if known else "late (marked so by Canvas, which does not say by how much)"
+    if not penalty:
+        return said, 0.0
+    share = penalty.share(days)
+    taken = max_score * share / 100.0
+    return "%s: %g%% taken for %d day%s (%g points)" % (said, share, days, "s" * (days > 1), taken), taken
+
+
+# --- a repository's history -----------------------------------------------------------------
+
+def git(repo, *args, limit=1 << 20):
+    """One git plumbing command on a student's repository: its output (bytes), or Unreadable.
+    No configuration of the user's or the system's applies, hooks and pagers are off, and the
+    repository's owner may be any user (the grader runs as root)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": "/nonexistent", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
+           "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
+    command = ["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+               "-c", "log.showSignature=false", "--no-pager", "-C", repo] + list(args)
+    try:
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=env, timeout=GIT_TIMEOUT)
+    except FileNotFoundError:
+        raise Bad("reading a repository's history needs git: apt-get install git")
+    except subprocess.TimeoutExpired:
+        raise Unreadable("git took longer than %d s to read it" % GIT_TIMEOUT)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise Unreadable("git could not read it (%s)" % (said[-1][:160] if said else "exit %d" % done.returncode))
+    if len(done.stdout) > limit:
+        raise Unreadable("git's answer was larger than %d bytes" % limit)
+    return done.stdout
+
+
+def is_repository(folder):
+    return os.path.lexists(os.path.join(folder, ".git"))
+
+
+class Snapshot:
+    """A repository as it was at the deadline."""
+
+    def __init__(self):
+        self.commit = None  # the graded commit's hash, or None: none at or before the deadline
+        self.when = None  # its committer time (aware datetime)
+        self.later = []  # committer times of the commits after the deadline, oldest first
+        self.labs = []  # paths of lab04_attention.cpp in the graded commit
+        self.data = None  # the lab's bytes, when there is exactly one
+        self.problem = None  # (status, why) when the lab there cannot be graded
+
+    def commit_text(self):
+        if not self.commit:
+            return ""
+        return "%s (%s)" % (self.commit[:12], self.when.strftime("%Y-%m-%d %H:%M:%S %z"))
+
+
+def at_deadline(repo, deadline):
+    """The repository at repo read as it was at deadline: a Snapshot, or Unreadable."""
+    inside = os.path.realpath(repo)
+    for question in ("--absolute-git-dir", "--git-common-dir"):
+        where = os.path.realpath(os.path.join(repo, git(repo, "rev-parse", question).decode(
+            "utf-8", "surrogateescape").strip()))
+        if where != inside and not where.startswith(inside + os.sep):
+            raise Unreadable("its .git points outside the student's folder (%s)" % submissions.readable(where))
+    if not git(repo, "for-each-ref", "--count=1", "refs/heads", "refs/remotes").strip():
+        return Snapshot()  # no commit at all: a repository the student never pushed to
+    listed = git(repo, "rev-list", "--timestamp", "-n", str(MAX_COMMITS), "HEAD", limit=64 * MAX_COMMITS).decode()
+    commits = [(int(t), h) for t, h in (line.split() for line in listed.splitlines())]
+    limit = deadline.timestamp()
+    shot = Snapshot()
+    before = [c for c in commits if c[0] <= limit]
+    shot.later = sorted(t for t, _ in commits if t > limit)
+    if not before:
+        return shot
+    stamp, shot.commit = max(before)
+    shot.when = datetime.datetime.fromtimestamp(stamp, deadline.tzinfo)
+    tree = git(repo, "ls-tree", "-r", "-z", shot.commit, limit=16 << 20).split(b"\0")
+    for entry in filter(None, tree):
+        info, _, path = entry.partition(b"\t")
+        mode, kind, blob = info.split()
+        parts = path.decode("utf-8", "surrogateescape").split("/")
+        if parts[-1] == submissions.LAB and not any(submissions.SKIPPED.match(p) for p in parts[:-1]):
+            shot.labs.append((parts, mode, blob.decode()))
+    if len(shot.labs) == 1:
+        parts, mode, blob = shot.labs[0]
+        if mode != b"100644" and mode != b"100755":
+            shot.problem = ("not a text file", "lab04_attention.cpp in commit %s is not a file (a link, or a "
+                            "submodule)" % shot.commit[:12])
+        elif int(git(repo, "cat-file", "-s", blob)) > submissions.MAX_BYTES:
+            shot.problem = ("file too large", "the submitted file has more than the %d bytes a lab may have"
+                            % submissions.MAX_BYTES)
+        else:
+            shot.data = git(repo, "cat-file", "blob", blob, limit=submissions.MAX_BYTES)
+    shot.labs = ["/".join(parts) for parts, _, _ in shot.labs]
+    return shot
+
+
+def mark(row, student, deadline, penalty, graded):
+    """Fills a gradebook row's late and commit columns for student, and takes the penalty
+    from its score when the lab was graded (graded): a repository read at the deadline is on
+    time (its later commits are said, not graded); Canvas's _late counts as one day;
+    Gradescope's :created_at: is compared with the deadline."""
+    shot, said, taken = student.snapshot, "", 0.0
+    row["commit"] = shot.commit_text() if shot is not None else ""
+    if shot is not None and shot.later and shot.commit:
+        said = "on time (graded at the deadline); %d later commit%s not graded, the last %s after the deadline" % (
+            len(shot.later), "s" * (len(shot.later) > 1), span(shot.later[-1] - deadline.timestamp()))
+    elif shot is not None and shot.later:
+        said = "%d commit%s, all after the deadline (the first %s after it)" % (
+            len(shot.later), "s" * (len(shot.later) > 1), span(shot.later[0] - deadline.timestamp()))
+    elif student.marked_late:
+        said, taken = lateness(DAY, penalty, row["max_score"], known=False)
+    elif student.submitted is not None and deadline is not None:
+        when = submitted_time(student.submitted)
+        if when is None:
+            said = "not known: the time of submission %r cannot be read" % str(student.submitted)[:40]
+        else:
+            said, taken = lateness((when - deadline).total_seconds(), penalty, row["max_score"])
+    elif deadline is not None and shot is None and not student.unreadable:
+        said = "not known: no history or time of submission"
+    if not graded:
+        taken = 0.0
+    if taken:
+        row["score"] = max(0.0, row["score"] - taken)
+    notes = ["Graded: commit %s, the last at or before the deadline." % row["commit"]] if row["commit"] else []
+    notes += ["Late: %s%s." % (said, "; your score is %g" % row["score"] if taken else "")] if said else []
+    if notes:
+        row["feedback"] = row["feedback"] + [""] + notes
+    row["late"] = said
+
+
+def submitted_time(value):
+    """Gradescope's :created_at: (YAML gives a datetime, or text such as
+    2026-12-01 10:02:03.123456000 -0500) as an aware datetime, or None."""
+    if isinstance(value, datetime.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)  # YAML's zone-less is UTC
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.\d+)? ?(Z|[+-]\d\d:?\d\d)?", str(value).strip())
+    if not m:
+        return None
+    zone = m.group(3) or "+00:00"
+    zone = "+00:00" if zone == "Z" else zone if ":" in zone else zone[:3] + ":" + zone[3:]
+    return datetime.datetime.fromisoformat("%sT%s%s" % (m.group(1), m.group(2), zone))

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""grade_class.py grades a class at its deadline, says who was late and by how much, takes the
+late penalty, and fills Canvas's and Moodle's gradebooks from their own exports.
+
+usage: deadlines_test.py BUILD WORK_DIR
+
+Three classes, made here from the lesson and the catalogue (make_class.py), each with what its
+rows must say written down from how it was made (commit times, file names, submission times),
+never from the grader's output:
+  cloned repositories  commits before and after --deadline: each graded at its last commit at
+                       or before it (a commit exactly at it counts), the commit named, later
+                       commits said; a repository with commits only after it, or none, is "no
+                       submission before the deadline"; a .git that points outside the
+                       student's folder, or a history with an object missing, is that row's
+                       "history unreadable" and the class goes on; a repository whose own
+                       configuration names programs (an fsmonitor, a signature checker, a
+                       pager, hooks) runs none of them. Canvas's export (an existing Lab 04
+                       column worth 10 points: scaled) and Moodle's (matched by ID number,
+                       written by email, in percent) are filled.
+  Canvas's download    <login>_LATE_ and <login>_late_ files: late, one day of --late-penalty
+                       taken; a new column in Canvas's export, its Points Possible the lab's.
+  Gradescope's export  :created_at: before and 25 hours after --deadline: on time, and late by
+                       1 d 1 h, two days of the penalty taken.
+"""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+import checklist
+import make_class
+import project
+
+GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
+DEADLINE = "2026-12-01T23:59:00-05:00"
+EPOCH = 1796187540  # the deadline, in seconds since 1970 (2026-12-02T04:59:00Z)
+HOUR = 3600
+BUILD = None  # the project's build, which the grader builds its runner in
+
+
+def commit(repo, kind, at, path="lab04_attention.cpp"):
+    """Commits the lab of this kind, made at EPOCH + at seconds; returns the commit's hash."""
+    target = os.path.join(repo, path)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w") as f:
+        f.write(make_class.lab_text(kind))
+    when = "@%d +0000" % (EPOCH + at)
+    env = dict(os.environ, GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when)
+    git = ["git", "-C", repo, "-c", "user.name=student", "-c", "user.email=s@example.edu"]
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", kind], check=True, env=env)
+    return subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def repository(folder, login, commits):
+    repo = os.path.join(folder, "lab04-attention-" + login)
+    os.makedirs(repo)
+    subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True)
+    return repo, [commit(repo, kind, at) for kind, at in commits]
+
+
+def write(path, text):
+    with open(path, "w", newline="") as f:
+        f.write(text)
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return list(csv.reader(f))
+
+
+def grade(submissions, grades, *options):
+    done = subprocess.run([sys.executable, GRADE_CLASS, "-j", "2", "--build", BUILD] + list(options)
+                          + [submissions, grades],
+                          capture_output=True, text=True)
+    rows = {}
+    if os.path.exists(os.path.join(grades, "grades.csv")):
+        with open(os.path.join(grades, "grades.csv"), newline="", encoding="utf-8") as f:
+            rows = {r["student"]: r for r in csv.DictReader(f)}
+    summary = done.stdout
+    return done, rows, summary
+
+
+def repositories_class(work, checks):
+    folder = os.path.join(work, "repositories")
+    os.makedirs(folder)
+    alice, alice_commits = repository(folder, "alice", [("lesson", -24 * HOUR), ("compile_error", 10 * HOUR)])
+    repository(folder, "bob", [("lesson", 26 * HOUR)])
+    carol, carol_commits = repository(folder, "carol", [("softmax_over_dim_0", -48 * HOUR), ("lesson", HOUR)])
+    _, dan_commits = repository(folder, "dan", [("no_scale", -HOUR), ("lesson", 0)])
+    os.makedirs(os.path.join(folder, "lab04-attention-erin"))
+    write(os.path.join(folder, "lab04-attention-erin", ".git"), "gitdir: %s\n" % os.path.join(alice, ".git"))
+    write(os.path.join(folder, "lab04-attention-erin", "lab04_attention.cpp"), make_class.lab_text("lesson"))
+    fay = os.path.join(folder, "lab04-attention-fay")
+    subprocess.run(["git", "init", "-q", fay], check=True)  # accepted, never pushed to
+    gus, gus_commits = repository(folder, "gus", [("lesson", -HOUR)])
+    objects = os.path.join(gus, ".git", "objects", gus_commits[0][:2])
+    os.remove(os.path.join(objects, gus_commits[0][2:]))  # its one commit's object is gone
+    # A repository whose configuration points git at programs of the student's.
+    hal, hal_commits = repository(folder, "hal", [("lesson", -2 * HOUR)])
+    marker = os.path.join(work, "hal-ran-a-program")
+    script = os.path.join(hal, "run.sh")
+    write(script, "#!/bin/sh\ntouch %s\n" % marker)
+    os.chmod(script, 0o755)
+    with open(os.path.join(hal, ".git", "config"), "a") as f:
+        f.write("[core]\n\tfsmonitor = %s\n\tpager = %s\n\thooksPath = %s\n[log]\n\tshowSignature = true\n"
+                "[gpg]\n\tprogram = %s\n[diff]\n\texternal = %s\n" % (script, script, hal, script, script))
+    for hook in ("post-checkout", "pre-commit", "post-index-change", "reference-transaction"):
+        shutil.copy(script, os.path.join(hal, hook))
+        shutil.copy(script, os.path.join(hal, ".git", "hooks", hook))
+    canvas = os.path.join(work, "canvas_repositories.csv")
+    write(canvas, "Student,ID,SIS User ID,SIS Login ID,Section,Lab 03 (41),Lab 04: attention (42),Current Score\n"
+                  "    Points Possible,,,,,5.00,10.00,(read only)\n"
+                  "\"Liddell, Alice\",101,S101,alice,A,5,,100\n\"Brown, Bob\",102,S102,bob,A,4,3,80\n"
+                  "\"Wu, Carol\",103,S103,carol,A,3,,60\n\"Dee, Dan\",104,S104,dan,A,2,,40\n"
+                  "\"Zed, Zoe\",105,S105,zoe,A,1,,20\n")
+    moodle = os.path.join(work, "moodle_repositories.csv")
+    write(moodle, "First name,Last name,ID number,Institution,Department,Email address,Lab 03 (Real)\n"
+                  "Alice,Liddell,alice,U,CS,alice@uni.example,5\nCarol,Wu,carol,U,CS,carol@uni.example,3\n"
+                  "Yan,Yu,yan,U,CS,yan@uni.example,4\n")
+    grades = os.path.join(work, "repositories-grades")
+    done, rows, summary = grade(folder, grades, "--deadline", DEADLINE, "--late-penalty", "10%/day,max=30%",
+                                "--canvas-gradebook", canvas, "--moodle-gradebook", moodle)
+    checks.append(("cloned repositories: graded (exit 0), a row each",
+                   done.returncode == 0 and sorted(rows) == ["alice", "bob", "carol", "dan", "erin", "fay", "gus", "hal"],
+                   "exit %d, stderr %r, rows %s" % (done.returncode, done.stderr[-400:], sorted(rows))))
+    if not rows:
+        return
+    r = rows.get("alice", {})
+    checks.append(("alice: graded at her commit before the deadline (the lesson: 7/7), not at the later one that "
+                   "does not compile; the commit named, the later one said, no penalty",
+                   r.get("score") == "7" and r.get("status") == "graded" and r.get("commit", "").startswith(alice_commits[0][:12])
+                   and "1 later commit not graded" in r.get("late", "") and "10 h" in r.get("late", ""), r))
+    r = rows.get("bob", {})
+    checks.append(("bob: commits only after the deadline: no submission before the deadline, score 0, the commit's "
+                   "lateness said", r.get("status") == "no submission before the deadline" and r.get("score") == "0"
+                   and "1 d 2 h" in r.get("late", ""), r))
+    r = rows.get("carol", {})
+    checks.append(("carol: graded at her mistake before the deadline (softmax over dimension 0), not at the right lab "
+                   "an hour after it", r.get("status") == "graded" and r.get("score") not in ("7", None)
+                   and "dimension 0" in r.get("diagnosis", "") and r.get("commit", "").startswith(carol_commits[0][:12]),
+                   r))
+    r = rows.get("dan", {})
+    checks.append(("dan: a commit exactly at the deadline is on time: graded there (7/7), not at the one an hour before",
+                   r.get("score") == "7" and r.get("commit", "").startswith(dan_commits[1][:12]) and not r.get("late"), r))
+    r = rows.get("erin", {})
+    checks.append(("erin: a .git that points outside her folder is her row's 'history unreadable', never graded",
+                   r.get("status") == "history unreadable" and "outside" in r.get("diagnosis", "") and r.get("score") == "0",
+                   r))
+    r = rows.get("fay", {})
+    checks.append(("fay: a repository with no commit is 'no submission before the deadline'",
+                   r.get("status") == "no submission before the deadline", r))
+    r = rows.get("gus", {})
+    checks.append(("gus: a history with its commit's object missing is his row's 'history unreadable'; the class goes on",
+                   r.get("status") == "history unreadable" and "git could not read it" in r.get("diagnosis", ""), r))
+    r = rows.get("hal", {})
+    checks.append(("hal: a repository configured to run the student's programs (fsmonitor, pager, gpg, diff, hooks) "
+                   "is graded (7/7) and runs none of them", r.get("score") == "7" and not os.path.exists(marker),
+                   (r, os.path.exists(marker))))
+    with open(os.path.join(grades, "feedback", "alice.txt")) as f:
+        feedback = f.read()
+    checks.append(("alice's feedback names the commit graded", alice_commits[0][:12] in feedback, feedback[-400:]))
+    # Canvas: the Lab 04 column (10 points) filled, scaled; bob (not graded) left as Canvas had him.
+    table = read_csv(os.path.join(grades, "canvas-import.csv"))
+    with open(canvas, newline="") as f:
+        original = list(csv.reader(f))
+    column = original[0].index("Lab 04: attention (42)")
+    carol_points = round(float(rows["carol"]["score"]) * 10 / 7, 2)
+    want = [row[:] for row in original]
+    for i, value in ((2, "10"), (4, "%g" % carol_points), (5, "10")):
+        want[i][column] = value
+    checks.append(("Canvas's export comes back as it was, its Lab 04 column filled for alice, carol and dan in its "
+                   "10 points, bob's 3 left as Canvas had it (not graded), zoe's cell empty", table == want,
+                   "got %s, want %s" % (table, want)))
+    checks.append(("the summary lists the students Canvas's export and the class do not share",
+                   "not in Canvas's export: erin, fay, gus, hal" in summary and "not in the class: Zed, Zoe" in summary,
+                   summary[-900:]))
+    table = read_csv(os.path.join(grades, "moodle-import.csv"))
+    want = [["Email address", "Lab 04: self-attention"], ["alice@uni.example", "100"],
+            ["carol@uni.example", "%g" % round(float(rows["carol"]["score"]) * 100 / 7, 2)]]
+    checks.append(("Moodle's file: an email address and the lab's percent for each student matched (by ID number) "
+                   "and graded, no one else", table == want, "got %s, want %s" % (table, want)))
+
+
+def canvas_class(work, checks):
+    folder = os.path.join(work, "canvas")
+    os.makedirs(folder)
+    for name, ident in (("annlee_LATE_11_901", "11"), ("benkim_late_12_902", "12"), ("catnoor_13_903", "13")):
+        write(os.path.join(folder, name + "_lab04_attention.cpp"), make_class.lab_text("lesson"))
+    export = os.path.join(work, "canvas_download.csv")
+    write(export, "\ufeffStudent,ID,SIS Login ID,Section,Lab 02 (7)\n"
+                  "    Points Possible,,,,2.00\n\"Lee, Ann\",11,al,S,2\n\"Kim, Ben\",12,bk,S,1\n\"Noor, Cat\",13,cn,S,2\n")
+    grades = os.path.join(work, "canvas-grades")
+    done, rows, summary = grade(folder, grades, "--late-penalty", "10%/day", "--canvas-gradebook", export)
+    checks.append(("Canvas's download: graded (exit 0)", done.returncode == 0 and len(rows) == 3,
+                   "exit %d, stderr %r" % (done.returncode, done.stderr[-400:])))
+    for login, late in (("annlee", True), ("benkim", True), ("catnoor", False)):
+        r = rows.get(login, {})
+        checks.append(("%s (%s): %s" % (login, "_LATE_ or _late_" if late else "on time", "late, one day's 10% taken: "
+                                        "6.3" if late else "7, nothing taken"),
+                       r.get("score") == ("6.3" if late else "7") and bool(r.get("late")) == late
+                       and ("marked so by Canvas" in r.get("late", "")) == late, r))
+    table = read_csv(os.path.join(grades, "canvas-import.csv"))
+    checks.append(("Canvas's export comes back with a new column (no Lab 04 there): its Points Possible the lab's "
+                   "7, each student's score after the penalty, the byte-order mark kept",
+                   [r[-1] for r in table] == ["Lab 04: self-attention", "7", "6.3", "6.3", "7"]
+                   and open(os.path.join(grades, "canvas-import.csv"), "rb").read(3) == b"\xef\xbb\xbf", table))
+
+
+def gradescope_class(work, checks):
+    folder = os.path.join(work, "gradescope")
+    for sub in ("submission_1", "submission_2"):
+        os.makedirs(os.path.join(folder, sub))
+        write(os.path.join(folder, sub, "lab04_attention.cpp"), make_class.lab_text("lesson"))
+    write(os.path.join(folder, "submission_metadata.yml"),
+          "submission_1:\n  :submitters:\n  - :name: Ann\n    :sid: '901'\n    :email: ann@x.edu\n"
+          "  :created_at: 2026-12-02 03:59:00.123456000 Z\n  :status: processed\n"
+          "submission_2:\n  :submitters:\n  - :name: Ben\n    :sid: '902'\n    :email: ben@x.edu\n"
+          "  :created_at: '2026-12-03T00:59:00-05:00'\n  :status: processed\n")
+    grades = os.path.join(work, "gradescope-grades")
+    done, rows, _ = grade(folder, grades, "--deadline", "2026-12-01T23:59:00-05:00", "--late-penalty", "10%/day")
+    checks.append(("Gradescope's export: graded (exit 0)", done.returncode == 0 and sorted(rows) == ["901", "902"],
+                   "exit %d, stderr %r" % (done.returncode, done.stderr[-400:])))
+    r = rows.get("901", {})
+    checks.append(("Gradescope, :created_at: an hour before the deadline: on time, 7", r.get("score") == "7"
+                   and not r.get("late"), r))
+    r = rows.get("902", {})
+    checks.append(("Gradescope, :created_at: 25 hours after the deadline: late by 1 d 1 h, two days' 10% taken: 5.6",
+                   r.get("score") == "5.6" and "late by 1 d 1 h" in r.get("late", ""), r))
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("deadlines_test: usage: deadlines_test.py BUILD WORK_DIR", file=sys.stderr)
+        return 2
+    global BUILD
+    BUILD, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    checks = []
+    repositories_class(work, checks)
+    canvas_class(work, checks)
+    gradescope_class(work, checks)
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -465,13 +465,14 @@ def grader_error(student, points, why):
 
 def new_row(student, points, **fields):
     """A row of the gradebook (gradebook.py), no points earned yet."""
-    row = {"student": student.name, "id": student.id, "label": student.label, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7, "status": "",
+    row = {"student": student.name, "id": student.id, "label": student.label, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7, "right": [False] * 7, "status": "",
            "diagnosis": "", "mistake": None, "feedback": []}
     row.update(fields)
     return row
 
 
 def grade_one(student, compile_command, points, timeout):
+    import compare
     import diagnosis
     import running
     import verdict
@@ -523,9 +524,13 @@ def grade_one(student, compile_command, points, timeout):
         row["score"], row["steps"] = score, [points[n - 1] if grades[n] is None else 0.0 for n in range(1, 8)]
         row["status"] = status_of(results)
         row["step_lines"] = [parts[n] for n in range(1, 8)]
+        row["right"] = [grades[n] is None for n in range(1, 8)]
         lines = []
         if row["status"] != "graded":  # it did not run to the end: what happened is the diagnosis
             row["diagnosis"] = problems[0]
+        elif any(compare.blank_step(r["out"]) for r in results):
+            row["blank"] = min(b for b in (compare.blank_step(r["out"]) for r in results) if b)
+            row["diagnosis"] = "STEP %d is not written yet (the starter's TODO)" % row["blank"]
         elif not all(r["ok"] for r in results):
             lines, row["mistake"] = diagnosis.diagnose(results, MISTAKES, Worker.explainer)
             row["same_tensor"], row["diagnosis"] = diagnosis.parts(lines)

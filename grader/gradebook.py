@@ -131,7 +131,12 @@ def summary_text(rows, points, meta=None):
     for mid, who in sorted(made.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append("- %s: %d student%s (%s) [%s]" % (NAMES.get(mid, mid), len(who), "" if len(who) == 1 else "s",
                                                        ", ".join(sorted(who)), mid))
-    unexplained = [r for r in graded if r["score"] < r["max_score"] and not r.get("mistake") and r["status"] == "graded"]
+    unexplained = [r for r in graded if r["score"] < r["max_score"] and not r.get("mistake") and r["status"] == "graded"
+                   and not r.get("blank")]
+    blanks = [r for r in graded if r.get("blank")]
+    if blanks:
+        lines += ["", "## Labs with a STEP not written yet", ""] + [
+            "- %s (%s/%s): STEP %d" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["blank"]) for r in blanks]
     lines += ["", "## Labs no known mistake explains", ""]
     if not unexplained:
         lines.append("None.")

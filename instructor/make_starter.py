@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make_starter.py: writes the starter repository that students get, made from the lesson.
 
-usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] [--lab-only | --autograder] OUT
+usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE]
+                       [--lab-only | --autograder | --classroom50] OUT
 
   --blank STEPS  the STEPs the student writes, such as 2,3,4,5,6 (default 3,4,5,6: the
                  attention itself; STEP 1 and 2 draw the random numbers in the order the
@@ -12,6 +13,13 @@ usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] [--lab-
   --lab-only     write only the lab with its blanks, to the file OUT
   --autograder   write Gradescope's autograder, a zip file OUT: setup.sh and run_autograder
                  (instructor/gradescope/) with the files that build and grade a submitted lab
+  --classroom50  write what a Classroom 50 classroom needs, into the folder OUT: template/
+                 (the starter, the assignment's template repository), autograder/ (its
+                 autograder.py and the project it builds and grades with, to commit as
+                 <classroom>/autograders/<assignment>/ of the classroom's repository),
+                 runtime.json (the assignment's runtime: the packages to install) and a
+                 README.md saying how; Classroom 50's points are whole numbers, so --points
+                 must be (a fraction is refused, exit 2, rather than rounded)
   OUT            the folder to write the starter into: new, or empty
 
 The starter is this project's lab04_attention.cpp with each blanked STEP's code replaced by
@@ -230,12 +238,22 @@ def readme_command(marker):
                           capture_output=True, text=True, check=True).stdout.rstrip("\n")
 
 
-def student_readme(blanks, hints, points, install, rebuild):
+ON_PUSH = {
+    "workflow": "Your repository runs the same grade on every push (`.github/workflows/grade.yml`): the grade,\n"
+                "step by step, is the summary of each run in the Actions tab, and the run is red while a STEP\n"
+                "loses points.",
+    "classroom50": "Your classroom (Classroom 50) grades every push the same way: the grade, step by step, is the\n"
+                   "text of the submission's release (your repository's Releases), and the Actions tab shows the\n"
+                   "run. A run marked as an error is the grader's fault, not your grade: your instructor sees it.",
+}
+
+
+def student_readme(blanks, hints, points, install, rebuild, on_push="workflow"):
     rows = "\n".join("| STEP %d | %s | %s |" % (n, cases.fmt(points[n - 1]),
                                                "yours: " + hints[n] if n in hints else "given")
                      for n in range(1, 8))
     return fill("starter_README.md", STEPS=", ".join(map(str, blanks)), INSTALL=install,
-                REBUILD=rebuild, ROWS=rows)
+                REBUILD=rebuild, ROWS=rows, ON_PUSH=ON_PUSH[on_push])
 
 
 def grade_workflow(points, setup):
@@ -269,6 +287,45 @@ def write_autograder(path, files):
     return 0
 
 
+def write_tree(out, project_files, files):
+    """Writes the project's files (copied as they are) and files (name: text) into out."""
+    for name in project_files + list(files):
+        os.makedirs(os.path.join(out, os.path.dirname(name)), exist_ok=True)
+    for name in project_files:
+        shutil.copy2(os.path.join(PROJECT, name), os.path.join(out, name))
+    for name, text in files.items():
+        with open(os.path.join(out, name), "w") as f:
+            f.write(text)
+
+
+def write_classroom50(out, files, points, install):
+    """A Classroom 50 classroom's part of this lab: the template repository, the autograder's
+    bundle, the runtime and how to set them up (templates/classroom50_README.md)."""
+    import json
+    packages = install.split("--no-install-recommends", 1)[1].split("&&", 1)[0].split()
+    template = dict(files)
+    del template[".github/workflows/grade.yml"]  # Classroom 50's runner grades each push
+    write_tree(os.path.join(out, "template"), copied(), template)
+    bundle = {"lab04_attention.cpp": files["lab04_attention.cpp"],  # the starter's: no solution in a public bundle
+              "tests/CMakeLists.txt": files["tests/CMakeLists.txt"]}
+    write_tree(os.path.join(out, "autograder", "project"), copied() + grader_files(), {})
+    write_tree(os.path.join(out, "autograder", "project"), [], bundle)
+    grader = fill("classroom50_autograder.py", POINTS=", ".join(str(int(p)) for p in points),
+                  PACKAGES=" ".join(packages), STEP_NAMES=json.dumps({str(n): cases.STEP_NAMES[n] for n in range(1, 8)}))
+    path = os.path.join(out, "autograder", "autograder.py")
+    with open(path, "w") as f:
+        f.write(grader)
+    os.chmod(path, 0o755)
+    with open(os.path.join(out, "runtime.json"), "w") as f:
+        json.dump({"runs-on": "ubuntu-latest", "apt": packages}, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(fill("classroom50_README.md", POINTS=",".join(str(int(p)) for p in points)))
+    print("make_starter: wrote %s: Classroom 50's template/, autograder/ and runtime.json (%s says how to set "
+          "them up)" % (out, os.path.join(out, "README.md")))
+    return 0
+
+
 # --- the command -----------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -293,17 +350,21 @@ def parse_args(argv):
             lesson = argv.pop(0) if argv else ""
             if not os.path.isfile(lesson):
                 raise Usage("--lab takes the path of a lab04_attention.cpp, not %r" % lesson[:80])
-        elif a in ("--lab-only", "--autograder"):
+        elif a in ("--lab-only", "--autograder", "--classroom50"):
             lab_only = a[2:]
         elif a.startswith("-") or out is not None:
             raise Usage("usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] "
-                        "[--lab-only | --autograder] OUT (unexpected %r)" % a[:40])
+                        "[--lab-only | --autograder | --classroom50] OUT (unexpected %r)" % a[:40])
         else:
             out = a
     if out is None:
         raise Usage("usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] "
-                    "[--lab-only | --autograder] OUT")
-    if lab_only:
+                    "[--lab-only | --autograder | --classroom50] OUT")
+    if lab_only == "classroom50" and any(p != int(p) for p in points):
+        raise Usage("Classroom 50's scores are whole numbers: give --points in whole numbers (such as 2,1,1,1,1,1,1), "
+                    "not %s; a fraction is not rounded, so that no grade is changed behind your back"
+                    % ",".join(cases.fmt(p) for p in points))
+    if lab_only in ("lab-only", "autograder"):
         if os.path.isdir(out) or not os.path.isdir(os.path.dirname(os.path.abspath(out))):
             raise Usage("--%s writes a file: %r is a folder, or its folder does not exist" % (lab_only, out[:80]))
     elif os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
@@ -329,13 +390,10 @@ def main(argv):
                  ".github/workflows/grade.yml": grade_workflow(points, setup)}
         if lab_only == "autograder":
             return write_autograder(out, files)
-        for name in copied() + list(files):
-            os.makedirs(os.path.join(out, os.path.dirname(name)), exist_ok=True)
-        for name in copied():
-            shutil.copy2(os.path.join(PROJECT, name), os.path.join(out, name))
-        for name, text in files.items():
-            with open(os.path.join(out, name), "w") as f:
-                f.write(text)
+        if lab_only == "classroom50":
+            files["README.md"] = student_readme(blanks, hints, points, install, rebuild, on_push="classroom50")
+            return write_classroom50(out, files, points, install)
+        write_tree(out, copied(), files)
         print("make_starter: wrote %s: STEP %s blanked, points %s" % (
             out, ",".join(map(str, blanks)), ",".join(cases.fmt(p) for p in points)))
         return 0

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""autograder.py: grades one Classroom 50 submission of Lab 04 (self-attention) with the lab's
+own class grader, and writes what Classroom 50's runner reads. Made by make_starter.py
+--classroom50; the project beside it (project/) is the lab's, with the starter's lab.
+
+Classroom 50's runner calls it with no arguments, in the student's checkout, with CLASSROOM,
+ASSIGNMENT, SUBMISSION_TAG, COMMIT_URL, RELEASE_URL, REVIEW_URL, OWNER (or USERNAME) and
+ASSIGNMENT_TYPE set. It
+  1. installs what the lab needs from the distribution's packages when they are missing (the
+     assignment's runtime.json lists them for the runner's apt step),
+  2. builds the project here (never the student's copy of the build or the checker),
+  3. grades the checkout's lab04_attention.cpp as grade_class.py grades one submission: read
+     once, compiled and run in the sandbox (as root, a user id of its own: through sudo when
+     the runner's user has it), every STEP judged on the lab's own numbers,
+  4. writes ./result.json (classroom50/result/v1: integer points, a test per STEP with its
+     line of the report as "message") and ./release-body.md (the grade step by step, the
+     diagnosis, the compiler's messages).
+A lab that is missing, does not compile, crashes or hangs is graded (0, or what it printed)
+with the reason: exit 0, whatever the grade. A fault of the grader's own (the install, the
+build, the grader itself) is never a grade: no result.json, one line on stderr, exit 1, which
+the runner shows as an error for the instructor to see, never as a 0. Missing variables (not
+run by Classroom 50's runner): one line, exit 2.
+"""
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROJECT = os.path.join(HERE, "project")
+POINTS = [@POINTS@]  # each STEP's points: whole numbers, as Classroom 50's scores are
+PACKAGES = "@PACKAGES@".split()  # the README's install line's packages
+NEEDED = ["CLASSROOM", "ASSIGNMENT", "SUBMISSION_TAG", "COMMIT_URL", "RELEASE_URL"]
+STEP_NAMES = @STEP_NAMES@  # the checker's names of the steps
+BODY_LIMIT = 60000  # characters of release-body.md (a GitHub release's text holds about 125,000)
+
+
+class GraderFault(Exception):
+    """The grader could not grade: exit 1, no result.json."""
+
+
+def run(command, **kw):
+    return subprocess.run(command, stdin=subprocess.DEVNULL, **kw)
+
+
+def as_root(command):
+    """command, through sudo when this user is not root and may use it without a password."""
+    if os.geteuid() == 0 or not shutil.which("sudo"):
+        return command
+    if run(["sudo", "-n", "true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        return command
+    return ["sudo", "-n", "--preserve-env=PATH,TMPDIR"] + command
+
+
+def install():
+    """The distribution's packages the lab needs, when any is missing."""
+    missing = [p for p in PACKAGES if run(["dpkg-query", "-W", "-f=${Status}", p], capture_output=True,
+                                          text=True).stdout.strip() != "install ok installed"]
+    if not missing:
+        return
+    print("autograder: installing %s" % " ".join(missing), flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for step in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends"] + missing):
+        if run(as_root(step), env=env).returncode != 0:
+            raise GraderFault("%s failed" % " ".join(step[:2]))
+
+
+def build(folder):
+    """The project's build, with the starter's lab, and the class grader's runner."""
+    if not os.path.isfile(os.path.join(folder, "CMakeCache.txt")):
+        configure = ["cmake", "-S", PROJECT, "-B", folder, "-G", "Ninja", "-DCMAKE_CXX_COMPILER=clang++"]
+        if run(configure).returncode != 0:
+            raise GraderFault("cmake could not configure the project")
+    if run(["cmake", "--build", folder, "--target", "lab04_attention", "lab04_class_runner"]).returncode != 0:
+        raise GraderFault("the project did not build")
+
+
+def open_to_others(paths):
+    """As root the grader compiles and runs each lab as a user of its own, which must enter the
+    project and its build: each folder that holds them gets o+x (the job's machine is its own)."""
+    closed = set()
+    for path in paths:
+        while os.path.dirname(path) != path:
+            if not os.stat(path).st_mode & 0o001:
+                closed.add(path)
+            path = os.path.dirname(path)
+    if closed and (os.geteuid() == 0 or as_root(["true"]) != ["true"]):
+        run(as_root(["chmod", "o+x"] + sorted(closed)))
+
+
+def grade(checkout, folder, private):
+    """The submission's row of the class grader's gradebook (grades/class.json)."""
+    grades = os.path.join(private, "grades")
+    points = ",".join(str(p) for p in POINTS)
+    command = as_root([os.path.join(PROJECT, "grader", "grade_class.py"), "--build", folder, "--jobs", "1",
+                       "--points", points, "--hide", HERE, "--gradescope", os.path.join(private, "gradescope.json"),
+                       checkout, grades])
+    done = run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    try:
+        with open(os.path.join(grades, "class.json")) as f:
+            row = json.load(f)["rows"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        raise GraderFault("the class grader wrote no grade (exit status %d)" % done.returncode)
+    if done.returncode != 0 or row["status"] == "grader error":
+        raise GraderFault("the class grader could not grade the lab (%s)" % (row.get("diagnosis") or
+                                                                            "exit status %d" % done.returncode))
+    return row
+
+
+def committed_at(checkout):
+    """The graded commit's committer time in UTC (Classroom 50's "datetime"), or now."""
+    done = run(["git", "-C", checkout, "-c", "safe.directory=*", "-c", "core.fsmonitor=false", "rev-list", "-1",
+                "--timestamp", "HEAD"], capture_output=True, text=True)
+    first = done.stdout.split()[:1] if done.returncode == 0 else []
+    stamp = int(first[0]) if first and first[0].isdigit() else None
+    when = datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc) if stamp else datetime.datetime.now(
+        datetime.timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def result_of(row, env, checkout):
+    """result.json for the row: integer points (the points are whole numbers; a STEP's points
+    are all or nothing), a test per STEP."""
+    right = row.get("right") or [False] * 7
+    lines = row.get("step_lines") or []
+    tests = []
+    for n in range(1, 8):
+        message = lines[n - 1] if len(lines) >= n else "not graded: %s (%s)" % (row["status"], row["diagnosis"][:300])
+        tests.append({"test-name": "STEP %d: %s" % (n, STEP_NAMES[str(n)]), "passed": bool(right[n - 1]),
+                      "score": POINTS[n - 1] if right[n - 1] else 0, "max-score": POINTS[n - 1], "message": message})
+    owner = env.get("OWNER") or env.get("USERNAME") or env.get("GITHUB_ACTOR") or ""
+    return {"schema": "classroom50/result/v1", "classroom": env["CLASSROOM"], "assignment": env["ASSIGNMENT"],
+            "assignment_type": env.get("ASSIGNMENT_TYPE") or "individual", "owner": owner,
+            "submission": env["SUBMISSION_TAG"], "commit": env["COMMIT_URL"], "release": env["RELEASE_URL"],
+            "review": env.get("REVIEW_URL") or env["COMMIT_URL"], "datetime": committed_at(checkout),
+            "score": sum(t["score"] for t in tests), "max-score": sum(POINTS), "tests": tests}
+
+
+def fence(text):
+    """A Markdown code fence longer than any run of backticks in text."""
+    longest, run_ = 0, 0
+    for c in text:
+        run_ = run_ + 1 if c == "`" else 0
+        longest = max(longest, run_)
+    return "`" * max(3, longest + 1)
+
+
+def release_body(result, row):
+    lines = ["### Lab 04, self-attention: %d/%d (%s)" % (result["score"], result["max-score"], row["status"]), "",
+             "| STEP | points | |", "|---|---|---|"]
+    for t in result["tests"]:
+        lines.append("| %s | %d/%d | %s |" % (t["test-name"], t["score"], t["max-score"], "right" if t["passed"] else "not right"))
+    feedback = "\n".join(row.get("feedback") or [])
+    if len(feedback) > BODY_LIMIT:
+        feedback = feedback[:BODY_LIMIT] + "\n... (cut here: the whole report is in the grade job's log)"
+    mark = fence(feedback)
+    return "\n".join(lines + ["", "Each STEP is judged on your lab's own numbers.", "", mark, feedback, mark, ""])
+
+
+def write(path, text):
+    with open(path + ".new", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".new", path)
+
+
+def main():
+    env = os.environ
+    missing = [name for name in NEEDED if not env.get(name)]
+    if missing:
+        print("autograder: %s not set: Classroom 50's runner sets them; to try it by hand, set %s" % (
+            ", ".join(missing), ", ".join(NEEDED)), file=sys.stderr)
+        return 2
+    checkout = os.getcwd()
+    for name in ("result.json", "release-body.md"):  # nothing of an earlier run counts
+        if os.path.lexists(name):
+            os.remove(name)
+    private = tempfile.mkdtemp(prefix="lab04-classroom50-")
+    try:
+        install()
+        folder = os.path.join(env.get("RUNNER_TEMP") or tempfile.gettempdir(), "lab04-build")
+        build(folder)
+        open_to_others([PROJECT, folder])
+        row = grade(checkout, folder, private)
+        result = result_of(row, env, checkout)
+        write(os.path.join(checkout, "release-body.md"), release_body(result, row))
+        write(os.path.join(checkout, "result.json"), json.dumps(result, indent=2) + "\n")
+        print("autograder: %d/%d (%s); wrote result.json and release-body.md" % (
+            result["score"], result["max-score"], row["status"]))
+        return 0
+    except GraderFault as e:
+        print("autograder: NOT GRADED: %s. This is a fault of the grader, not the submission's grade: no "
+              "result.json was written, so Classroom 50 shows an error for the instructor, never a 0." % e,
+              file=sys.stderr)
+        return 1
+    finally:
+        run(as_root(["rm", "-rf", private]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

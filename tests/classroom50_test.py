@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Classroom 50's autograder, run as Classroom 50's runner runs it: in the student's checkout,
+with the runner's environment, as `python3 autograder.py`.
+
+usage: classroom50_test.py WORK_DIR LAB_CPP LAB
+
+  WORK_DIR  a folder for the simulation (emptied first)
+  LAB_CPP   a submission: a lab04_attention.cpp (a mutant, say)
+  LAB       the same lab, built (check_lab.py --grade grades it directly, to compare)
+
+make_starter.py --classroom50 writes the classroom's part; its template/ becomes a student's
+repository (a commit at a known time), its autograder/ the bundle. Each result.json is checked
+against the rules Classroom 50's collector (collect_scores.py) states for
+classroom50/result/v1, written out here: the schema, the identity fields equal to the runner's
+variables, non-empty URLs, the commit's time in UTC, whole non-negative points with score <=
+max-score, a list of tests each with a name, a boolean passed and whole points, and no
+top-level field the schema does not name. Then: the mutant scores what check_lab.py --grade
+gives it; the starter as given has STEP 1 and 2 right and STEP 3 not written yet; a lab that does not compile, or no
+lab, scores 0 with the reason (and a result.json left in the checkout by the student is not
+what is read); a grader fault writes no result.json and exits 1; no runner's variables is one
+line and exit 2; points that are not whole are refused when making it.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import checklist
+import make_class
+import project
+
+MAKE_STARTER = os.path.join(project.ROOT, "instructor", "make_starter.py")
+COMMITTED = 1796187540  # the student's commit: 2026-12-02T04:59:00Z
+TOP_LEVEL = {"schema", "classroom", "assignment", "assignment_type", "owner", "submission", "commit", "release",
+             "review", "datetime", "graded_at", "score", "max-score", "tests", "submitted_by"}
+
+
+def runner_environment(work, checkout):
+    """What Classroom 50's runner gives an autograder (its workflow's and runner.py's variables)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CLASSROOM", "ASSIGNMENT"))}
+    repo = "https://github.com/cs-org/cs101-lab04-attention-ada"
+    env.update(CLASSROOM="cs101", ASSIGNMENT="lab04-attention", SUBMISSION_TAG="submit/2026-12-02T04-59-00Z-1a2b3c4",
+               PAGES_BASE_URL="https://cs-org.github.io/classroom50", SECRET="", MODE="individual",
+               ALLOWED_FILES="[]", RELEASE_ASSETS="[]", USERNAME="ada", OWNER="ada", ASSIGNMENT_TYPE="individual",
+               COMMIT_URL=repo + "/commit/1a2b3c4", RELEASE_URL=repo + "/releases/tag/submit%2F2026-12-02T04-59-00Z",
+               REVIEW_URL=repo + "/compare/0f0f0f0...1a2b3c4", CLASSROOM50_BUNDLE_DIR=os.path.join(work, "bundle"),
+               GITHUB_WORKSPACE=checkout, GITHUB_REPOSITORY="cs-org/cs101-lab04-attention-ada",
+               GITHUB_SERVER_URL="https://github.com", GITHUB_SHA="1a2b3c4", GITHUB_ACTOR="ada",
+               GITHUB_ACTOR_ID="42", GITHUB_OUTPUT=os.path.join(work, "github_output"),
+               GITHUB_STEP_SUMMARY=os.path.join(work, "step_summary"), RUNNER_TEMP=os.path.join(work, "runner_temp"))
+    return env
+
+
+def checkout_of(work, name, lab_text):
+    """A student's repository made from the template, with lab_text as its lab (None: no lab)."""
+    checkout = os.path.join(work, "checkouts", name)
+    shutil.copytree(os.path.join(work, "classroom", "template"), checkout)
+    lab = os.path.join(checkout, "lab04_attention.cpp")
+    if lab_text is None:
+        os.remove(lab)
+    elif lab_text is not False:
+        with open(lab, "w") as f:
+            f.write(lab_text)
+    when = "@%d +0000" % COMMITTED
+    git = ["git", "-C", checkout, "-c", "user.name=ada", "-c", "user.email=ada@example.edu"]
+    subprocess.run(["git", "init", "-q", "-b", "main", checkout], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "my lab"], check=True,
+                   env=dict(os.environ, GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when))
+    return checkout
+
+
+def autograde(work, checkout, env=None):
+    """Runs autograder.py as the runner does: (exit status, result or None, release body, output)."""
+    os.makedirs(os.path.join(work, "runner_temp"), exist_ok=True)
+    done = subprocess.run([sys.executable, os.path.join(work, "bundle", "autograder.py")], cwd=checkout,
+                          env=env or runner_environment(work, checkout), capture_output=True, text=True, timeout=1200)
+    result = body = None
+    try:
+        with open(os.path.join(checkout, "result.json")) as f:
+            result = json.load(f)
+        with open(os.path.join(checkout, "release-body.md")) as f:
+            body = f.read()
+    except (OSError, ValueError):
+        pass
+    return done.returncode, result, body, done.stdout + done.stderr
+
+
+def whole(x):
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def contract_problems(result, env):
+    """What collect_scores.py would refuse in result (an empty list: it is taken)."""
+    if not isinstance(result, dict):
+        return ["not an object"]
+    p = []
+    if result.get("schema") != "classroom50/result/v1":
+        p.append("schema is %r" % result.get("schema"))
+    for key, want in (("classroom", env["CLASSROOM"]), ("assignment", env["ASSIGNMENT"]),
+                      ("assignment_type", env["ASSIGNMENT_TYPE"])):
+        if result.get(key) != want:
+            p.append("%s is %r, not %r" % (key, result.get(key), want))
+    if not isinstance(result.get("owner"), str) or result["owner"].lower() != env["OWNER"].lower():
+        p.append("owner is %r" % result.get("owner"))
+    if not str(result.get("submission", "")).startswith("submit/"):
+        p.append("submission does not start with submit/")
+    for key in ("submission", "commit", "release", "review", "datetime"):
+        if not isinstance(result.get(key), str) or not result[key]:
+            p.append("%s is not a non-empty string" % key)
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", str(result.get("datetime"))):
+        p.append("datetime %r is not YYYY-MM-DDTHH:MM:SSZ" % result.get("datetime"))
+    if not whole(result.get("score")) or not whole(result.get("max-score")):
+        p.append("score or max-score is not a whole number >= 0")
+    elif result["score"] > result["max-score"]:
+        p.append("score > max-score")
+    if not isinstance(result.get("tests"), list):
+        p.append("tests is not a list")
+    for t in result.get("tests") or []:
+        if not isinstance(t, dict) or not isinstance(t.get("test-name"), str) or not t["test-name"] \
+                or not isinstance(t.get("passed"), bool) or not whole(t.get("score")) or not whole(t.get("max-score")) \
+                or t["score"] > t["max-score"]:
+            p.append("test %r breaks the rules" % (t,))
+    extra = set(result) - TOP_LEVEL
+    if extra:
+        p.append("top-level fields the schema does not name: %s" % sorted(extra))
+    return p
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("classroom50_test: usage: classroom50_test.py WORK_DIR LAB_CPP LAB", file=sys.stderr)
+        return 2
+    work, lab_cpp, lab = (os.path.abspath(a) for a in argv)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    checks = []
+    made = subprocess.run([sys.executable, MAKE_STARTER, "--classroom50", os.path.join(work, "classroom")],
+                          capture_output=True, text=True)
+    template = os.path.join(work, "classroom", "template")
+    checks.append(("make_starter.py --classroom50 writes template/, autograder/autograder.py and runtime.json; the "
+                   "template holds no .github/workflows/autograde.yaml (Classroom 50's own) and no grade workflow",
+                   made.returncode == 0 and os.path.isfile(os.path.join(template, "lab04_attention.cpp"))
+                   and os.path.isfile(os.path.join(work, "classroom", "autograder", "autograder.py"))
+                   and os.path.isfile(os.path.join(work, "classroom", "runtime.json"))
+                   and not os.path.exists(os.path.join(template, ".github", "workflows")), made.stdout + made.stderr))
+    if made.returncode != 0:
+        return checklist.report(checks)
+    shutil.copytree(os.path.join(work, "classroom", "autograder"), os.path.join(work, "bundle"))
+    refused = subprocess.run([sys.executable, MAKE_STARTER, "--classroom50", "--points", "1.5,1,1,1,1,1,1",
+                              os.path.join(work, "fractions")], capture_output=True, text=True)
+    checks.append(("points that are not whole are refused: one line, exit 2, nothing written",
+                   refused.returncode == 2 and len(refused.stderr.splitlines()) == 1 and "whole numbers" in refused.stderr
+                   and not os.path.exists(os.path.join(work, "fractions")), refused.stderr))
+
+    direct = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
+                            capture_output=True, text=True)
+    m = re.search(r"^score: (\d+)/7$", direct.stdout, re.M)
+    steps = [int(s) for s in re.findall(r"^STEP \d  .*? (\d)/1  ", direct.stdout, re.M)]
+    with open(lab_cpp) as f:
+        checkout = checkout_of(work, "mutant", f.read())
+    env = runner_environment(work, checkout)
+    status, result, body, output = autograde(work, checkout)
+    problems = contract_problems(result, env) if result else ["no result.json"]
+    checks.append(("a mutant: exit 0 and a result.json that follows the v1 contract", status == 0 and not problems,
+                   "exit %d, %s\n%s" % (status, problems, output[-1500:])))
+    if result:
+        checks.append(("its score is check_lab.py --grade's (%s), and each STEP's test has that STEP's points"
+                       % (m.group(1) if m else "?"), m is not None and result["score"] == int(m.group(1))
+                       and [t["score"] for t in result["tests"]] == steps and len(result["tests"]) == 7
+                       and result["max-score"] == 7 and sum(t["score"] for t in result["tests"]) == result["score"],
+                       (result["score"], [t["score"] for t in result["tests"]], direct.stdout[-600:])))
+        checks.append(("its datetime is the commit's committer time in UTC", result["datetime"] == "2026-12-02T04:59:00Z",
+                       result["datetime"]))
+        checks.append(("its release-body.md gives the grade step by step and the diagnosis",
+                       body is not None and "%d/7" % result["score"] in body and "diagnosis:" in body
+                       and "STEP 5" in body, (body or "")[:800]))
+
+    checkout = checkout_of(work, "starter", False)
+    status, result, body, output = autograde(work, checkout)
+    checks.append(("the starter as given: exit 0, a valid result.json, STEP 1 and 2 right, STEP 3 'not written yet'",
+                   status == 0 and result is not None and not contract_problems(result, env)
+                   and [t["passed"] for t in result["tests"]][:3] == [True, True, False]
+                   and "not written yet" in result["tests"][2].get("message", ""),
+                   "exit %d, %s\n%s" % (status, result, output[-800:])))
+
+    checkout = checkout_of(work, "compile_error", make_class.lab_text("compile_error"))
+    with open(os.path.join(checkout, "result.json"), "w") as f:  # the student's own, pushed along
+        json.dump({"schema": "classroom50/result/v1", "score": 7, "max-score": 7, "tests": []}, f)
+    status, result, body, output = autograde(work, checkout)
+    checks.append(("a lab that does not compile: exit 0, score 0 with the reason in every test, the compiler's "
+                   "message in the release body; the student's own result.json is not what comes out",
+                   status == 0 and result is not None and not contract_problems(result, env) and result["score"] == 0
+                   and all("did not compile" in t.get("message", "") for t in result["tests"])
+                   and body is not None and "error" in body,
+                   "exit %d, %s\n%s" % (status, result, output[-800:])))
+
+    checkout = checkout_of(work, "no_lab", None)
+    status, result, body, output = autograde(work, checkout)
+    checks.append(("a checkout with no lab04_attention.cpp: exit 0, score 0, 'no lab'",
+                   status == 0 and result is not None and not contract_problems(result, env) and result["score"] == 0
+                   and "no lab" in result["tests"][0].get("message", ""), "exit %d, %s\n%s" % (status, result, output[-800:])))
+
+    checkout = checkout_of(work, "crash", make_class.lab_text("crashes_after_step_4"))
+    status, result, body, output = autograde(work, checkout)
+    checks.append(("a lab that crashes after STEP 4: exit 0, graded on what it printed (STEP 1 to 4 right)",
+                   status == 0 and result is not None and not contract_problems(result, env)
+                   and [t["passed"] for t in result["tests"]][:4] == [True] * 4 and result["score"] < 7,
+                   "exit %d, %s\n%s" % (status, result, output[-800:])))
+
+    # A grader fault: the bundle's checker broken. No result.json, exit 1, never a 0.
+    grading = os.path.join(work, "bundle", "project", "checker", "grading.py")
+    with open(grading) as f:
+        kept = f.read()
+    with open(grading, "a") as f:
+        f.write("\n\ndef grade(*args, **kwargs):\n    raise RuntimeError('a bug of the grader')\n")
+    try:
+        checkout = checkout_of(work, "fault", make_class.lab_text("lesson"))
+        status, result, body, output = autograde(work, checkout)
+    finally:
+        with open(grading, "w") as f:
+            f.write(kept)
+    checks.append(("a fault of the grader's own: no result.json, exit 1, the reason on stderr",
+                   status == 1 and result is None and not os.path.exists(os.path.join(checkout, "result.json"))
+                   and "NOT GRADED" in output, "exit %d\n%s" % (status, output[-800:])))
+
+    bare = {k: v for k, v in runner_environment(work, checkout).items() if k not in ("CLASSROOM", "SUBMISSION_TAG")}
+    status, result, body, output = autograde(work, checkout, env=bare)
+    checks.append(("without the runner's variables: one line naming them, exit 2, no result.json",
+                   status == 2 and result is None and len(output.strip().splitlines()) == 1 and "CLASSROOM" in output,
+                   "exit %d\n%s" % (status, output[-400:])))
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

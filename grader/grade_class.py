@@ -534,6 +534,8 @@ def grade_one(student, compile_command, points, timeout):
         elif not all(r["ok"] for r in results):
             lines, row["mistake"] = diagnosis.diagnose(results, MISTAKES, Worker.explainer)
             row["same_tensor"], row["diagnosis"] = diagnosis.parts(lines)
+            if not row["mistake"]:
+                row["wrong_numbers"] = wrong_numbers(results)
         row.setdefault("same_tensor", [])
         row["seconds"]["diagnosis"] = time.monotonic() - clock
         row["feedback"] = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
@@ -543,6 +545,22 @@ def grade_one(student, compile_command, points, timeout):
         shutil.rmtree(top, ignore_errors=True)
         if Worker.runner:  # what the compiler, as the student's user, left in /tmp and the like
             sandbox.remove_files_of(Worker.runner.uid)
+
+
+def wrong_numbers(results):
+    """What a lab printed where it first went wrong, in each case it got wrong, as a value two
+    labs share only when they printed the same numbers there: {step, name, key}, or None (no
+    tensor to compare: a wrong exit status, a STEP 8). The summary groups labs by it."""
+    import hashlib
+    parts = []
+    for r in results:
+        block = (r.get("blocks") or {}).get(r.get("name")) if not r["ok"] else None
+        if isinstance(block, dict):
+            parts.append((r["text"], r["step"], r["name"], r.get("of_head", 0), tuple(block["shape"]),
+                          block["values"].tolist()))
+    if not parts:
+        return None
+    return {"step": parts[0][1], "name": parts[0][2], "key": hashlib.sha256(repr(parts).encode()).hexdigest()[:20]}
 
 
 def control_compiles(compile_command):

@@ -148,6 +148,19 @@ def summary_text(rows, points, meta=None):
     if late:
         lines += ["", "## Late, and commits after the deadline", ""] + [
             "- %s: %s" % (md(name_of(r)), md(r["late"])) for r in late]
+    groups = {}
+    for r in unexplained:
+        if r.get("wrong_numbers"):
+            groups.setdefault(r["wrong_numbers"]["key"], []).append(r)
+    groups = [g for g in groups.values() if len(g) > 1]
+    if groups:
+        lines += ["", "## Labs that printed the same wrong numbers", "",
+                  "No known mistake explains these labs, yet each group printed the same wrong numbers, from the "
+                  "STEP named on, in every case it got wrong: a hint to look at them side by side (the same slip, "
+                  "a shared source), never a verdict.", ""]
+        for g in sorted(groups, key=lambda g: (-len(g), name_of(g[0]))):
+            w = g[0]["wrong_numbers"]
+            lines.append("- STEP %s (%s): %s" % (w["step"], w["name"], ", ".join(sorted(md(name_of(r)) for r in g))))
     stopped = [r for r in graded if r["status"] != "graded"]
     if stopped:
         lines += ["", "## Labs that did not run to the end", ""] + [

@@ -74,7 +74,7 @@ def parse_penalty(text):
         return Penalty()
     m = re.fullmatch(r"(\d+(?:\.\d+)?)%/day(?:,max=(\d+(?:\.\d+)?)%)?", value)
     if not m or not 0 < float(m.group(1)) <= 100 or (m.group(2) and not 0 < float(m.group(2)) <= 100):
-        raise Bad("--late-penalty takes none, or P%%/day with an optional cap ,max=Q%% (P and Q from 0 to 100, "
+        raise Bad("--late-penalty takes none, or P%%/day with an optional cap ,max=Q%% (P and Q above 0, at most 100, "
                   "such as 10%%/day,max=50%%), not %r" % value[:40])
     return Penalty(float(m.group(1)), float(m.group(2)) if m.group(2) else 100.0)
 

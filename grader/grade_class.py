@@ -6,8 +6,7 @@ usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [-
                       [--hide PATH ...] [--deadline TIME] [--late-penalty RULE]
                       [--canvas-gradebook EXPORT.csv [--canvas-column NAME]]
                       [--moodle-gradebook EXPORT.csv] [--gradescope RESULTS] SUBMISSIONS GRADES
-       grade_class.py --merge [--canvas-gradebook ...] [--moodle-gradebook ...] GRADES SHARD_GRADES ...
-       grade_class.py --merge GRADES SHARD_GRADES ...
+       grade_class.py --merge [--canvas-gradebook EXPORT.csv] [--moodle-gradebook EXPORT.csv] GRADES SHARD_GRADES ...
   SUBMISSIONS  the class: a folder per student, Canvas's files, or Gradescope's export
                (submissions.py says which shapes it reads)
   GRADES       a folder to write, new or empty: grades.csv, feedback/<student>.txt,
@@ -26,12 +25,13 @@ usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [-
                count as one day, since Canvas does not say how late
   --canvas-gradebook EXPORT.csv  Canvas's own gradebook export: also write
                GRADES/canvas-import.csv, the same file with this lab's column filled in for
-               every student it matches (canvas.py says how), ready to import, and list the
+               every student it matches (grader/lms.py says how), ready to import, and list the
                students it could not match on either side; --canvas-column NAME names the
                lab's assignment there (default: the one whose name says Lab 04, or a new one)
   --moodle-gradebook EXPORT.csv  Moodle's grade export (plain text): also write
-               GRADES/moodle-import.csv, the students it matches by their email address with
-               this lab's grade in percent, which Moodle's CSV import takes as it is
+               GRADES/moodle-import.csv: the students it matches (grader/lms.py), each by the
+               email address Moodle has, with this lab's grade in percent, which Moodle's CSV
+               import takes as it is
   --gradescope RESULTS  SUBMISSIONS is one submission (Gradescope's /autograder/submission):
                grade it as one student and also write Gradescope's results.json to RESULTS
                (instructor/gradescope/run_autograder does); its pre-flight asks only that the

@@ -192,7 +192,7 @@ def export_lines(folder, export, rows):
     """Writes the LMS's import file (lms.py) for the class's rows; returns what the summary says."""
     keyed = [dict(r, id=r.get("id", ""), graded=r["status"] not in NOT_GRADED) for r in rows]
     matched, unmatched = export.match([(r["student"], r["id"]) for r in keyed])
-    text, column = export.filled(keyed, matched, rows[0]["max_score"] if rows else 0)
+    text, column, no_email = export.filled(keyed, matched, rows[0]["max_score"] if rows else 0)
     name = "%s-import.csv" % export.kind.lower()
     with open(os.path.join(folder, name), "w", newline="", encoding="utf-8") as f:
         f.write(text)
@@ -201,9 +201,12 @@ def export_lines(folder, export, rows):
     lines = ["", "## %s's gradebook" % export.kind, "",
              "%s is %s with the column %r filled in for %d of the %d students: import it as it is (%s)." % (
                  name, os.path.basename(export.path) if export.kind == "Canvas" else "Moodle's import file",
-                 column, len(placed) - len(left), len(rows),
+                 column, len(placed) - len(left) - len(no_email), len(rows),
                  "Grades, Import" if export.kind == "Canvas" else
                  "Grades, Import, CSV file: map Email address to useremail, the lab to a new grade item")]
+    if no_email:
+        lines.append("Matched, but %s's export has no email address for them, so left out: %s." % (
+            export.kind, ", ".join(md(name_of(r)) for r in no_email)))
     if left:
         lines.append("Not graded, so left out: %s." % ", ".join("%s (%s)" % (md(name_of(r)), r["status"]) for r in left))
     lines.append("In the class, not in %s's export: %s." % (

@@ -8,9 +8,10 @@ Posting" row, then a row per student. Canvas imports that same file back, matchi
 its ID, and takes a column whose header has no "(id)" as a new assignment. So canvas-import.csv
 is the export itself, every row and column as read, with one column filled:
 
-  the lab's column   --canvas-column NAME names it; else the one assignment whose name says
-                     Lab 04 (lab04, Lab 4); else a new column "Lab 04: self-attention", which
-                     Canvas creates as an assignment worth the Points Possible written for it
+  the lab's column   --canvas-column NAME names it (a name the export lacks is refused); else
+                     the one assignment whose name says Lab 04 (lab04, Lab 4); else a new
+                     column "Lab 04: self-attention", which Canvas creates as an assignment
+                     worth the lab's points (written in its Points Possible row)
   the points         scaled to the column's Points Possible (7 of 7 in a 10-point assignment
                      is 10); a row not graded (no lab, a grader error) is left as Canvas had it
 
@@ -158,6 +159,10 @@ class Canvas(Export):
             if len(found) > 1:
                 raise Bad("%s has %d columns named %r: name the one to fill with its id, as its header says (%s)"
                           % (self.path, len(found), name, header[found[0]]))
+            if not found:
+                raise Bad("%s has no assignment named %r: give a name its header has (%s), or leave --canvas-column "
+                          "out to fill the one that says Lab 04, or add one" % (
+                              self.path, name, ", ".join(header[i] for i in assignments[:4]) or "it has none"))
         else:
             found = [i for i in assignments if LAB_NAME.search(header[i])]
             if len(found) > 1:
@@ -168,7 +173,7 @@ class Canvas(Export):
 
     def filled(self, rows, matched, max_score):
         """The export with the lab's column filled for the gradebook's rows that were graded
-        (each row: student, id, score, graded)."""
+        (each row: student, id, score, graded): (text, the column's name, rows left out)."""
         out = [list(r) + [""] * (len(self.header) - len(r)) for r in self.rows]
         column = self.column
         if column is None:
@@ -188,7 +193,7 @@ class Canvas(Export):
             i = matched.get((r["student"], r["id"]))
             if i is not None and r["graded"]:
                 out[i][column] = "%g" % round(r["score"] * scale, 2)
-        return self.text(out), out[0][column]
+        return self.text(out), out[0][column], []
 
 
 class Moodle(Export):
@@ -213,14 +218,17 @@ class Moodle(Export):
 
     def filled(self, rows, matched, max_score):
         """Moodle's import file: the email address and the lab's percent, for each student matched
-        and graded who has an email address."""
-        out = [[self.IDENTIFIER, LAB_COLUMN]]
+        and graded who has an email address: (text, the column's name, the rows left out for
+        want of one)."""
+        out, no_email = [[self.IDENTIFIER, LAB_COLUMN]], []
         for r in rows:
             i = matched.get((r["student"], r["id"]))
             email = cell(self.rows[i], self.where["Email address"]) if i is not None else ""
-            if email and r["graded"]:
+            if i is not None and r["graded"] and not email:
+                no_email.append(r)
+            elif email and r["graded"]:
                 out.append([email, "%g" % round(100.0 * r["score"] / max_score if max_score else 0.0, 2)])
-        return self.text(out), LAB_COLUMN
+        return self.text(out), LAB_COLUMN, no_email
 
 
 def read_export(kind, path):

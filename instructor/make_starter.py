@@ -51,7 +51,8 @@ DEFAULT_BLANKS = [3, 4, 5, 6]
 # What the starter and the autograder take from the project as it is: the build (CMakeLists.txt
 # and cmake/, which the watch's folder completes) and the checker. Whole folders, so that a file
 # added to one comes along.
-COPIED_FILES = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore", ".devcontainer/devcontainer.json"]
+COPIED_FILES = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore", ".gitattributes",
+                ".devcontainer/devcontainer.json"]
 COPIED_FOLDERS = ["cmake", "checker", "watch"]
 
 

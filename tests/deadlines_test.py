@@ -118,6 +118,7 @@ def repositories_class(work, checks):
     moodle = os.path.join(work, "moodle_repositories.csv")
     write(moodle, "First name,Last name,ID number,Institution,Department,Email address,Lab 03 (Real)\n"
                   "Alice,Liddell,alice,U,CS,alice@uni.example,5\nCarol,Wu,carol,U,CS,carol@uni.example,3\n"
+                  "Dan,Dee,dan,U,CS,,2\n"
                   "Yan,Yu,yan,U,CS,yan@uni.example,4\n")
     grades = os.path.join(work, "repositories-grades")
     done, rows, summary = grade(folder, grades, "--deadline", DEADLINE, "--late-penalty", "10%/day,max=30%",
@@ -181,6 +182,8 @@ def repositories_class(work, checks):
             ["carol@uni.example", "%g" % round(float(rows["carol"]["score"]) * 100 / 7, 2)]]
     checks.append(("Moodle's file: an email address and the lab's percent for each student matched (by ID number) "
                    "and graded, no one else", table == want, "got %s, want %s" % (table, want)))
+    checks.append(("dan, matched in Moodle's export but with no email address there, is left out and named in the "
+                   "summary", "no email address for them, so left out: dan." in summary, summary[-900:]))
 
 
 def canvas_class(work, checks):

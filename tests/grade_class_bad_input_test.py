@@ -127,6 +127,8 @@ def main(argv):
         ("two Canvas columns that could be the lab", ["--canvas-gradebook", j("canvas_two_labs.csv"), cls, new],
          "--canvas-column"),
         ("--canvas-column without an export", ["--canvas-column", "Lab 04", cls, new], "give both"),
+        ("--canvas-column naming no column of the export", ["--canvas-gradebook", j("canvas_two_labs.csv"),
+                                                             "--canvas-column", "Lab 4", cls, new], "no assignment named"),
         ("a Moodle export without Email address", ["--moodle-gradebook", j("moodle_no_email.csv"), cls, new],
          "no Email address column"),
         ("a Moodle identifier that fits two students", ["--moodle-gradebook", j("moodle_twice.csv"), cls, new],

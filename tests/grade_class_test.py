@@ -199,8 +199,10 @@ def main(argv):
         bad = []
         for n, r in rows.items():
             want = kept[n]
-            if list(r) != ["student", "id", "score", "max_score"] + ["STEP %d" % k for k in range(1, 8)] + ["status", "diagnosis"] \
+            if list(r) != ["student", "id", "score", "max_score"] + ["STEP %d" % k for k in range(1, 8)] + [
+                    "status", "late", "commit", "diagnosis"] \
                     or float(r["score"]) != want["score"] or r["diagnosis"] != as_a_cell(want["diagnosis"]) \
+                    or r["late"] != as_a_cell(want.get("late", "")) or r["commit"] != as_a_cell(want.get("commit", "")) \
                     or [float(r["STEP %d" % k]) for k in range(1, 8)] != want["steps"]:
                 bad.append(n)
         checks.append(("%s: grades.csv reads back through csv, every column as graded" % shape, not bad, bad))

@@ -4,14 +4,14 @@ own class grader, and writes what Classroom 50's runner reads. Made by make_star
 --classroom50; the project beside it (project/) is the lab's, with the starter's lab.
 
 Classroom 50's runner calls it with no arguments, in the student's checkout, with CLASSROOM,
-ASSIGNMENT, SUBMISSION_TAG, COMMIT_URL, RELEASE_URL, REVIEW_URL, OWNER (or USERNAME) and
-ASSIGNMENT_TYPE set. It
+ASSIGNMENT, SUBMISSION_TAG, COMMIT_URL and RELEASE_URL set (and REVIEW_URL, OWNER or USERNAME,
+ASSIGNMENT_TYPE, which have fallbacks). It
   1. installs what the lab needs from the distribution's packages when they are missing (the
      assignment's runtime.json lists them for the runner's apt step),
   2. builds the project here (never the student's copy of the build or the checker),
   3. grades the checkout's lab04_attention.cpp as grade_class.py grades one submission: read
-     once, compiled and run in the sandbox (as root, a user id of its own: through sudo when
-     the runner's user has it), every STEP judged on the lab's own numbers,
+     once, then compiled and run in the sandbox as a user id of its own (as root: through sudo
+     when the runner's user has it), every STEP judged on the lab's own numbers,
   4. writes ./result.json (classroom50/result/v1: integer points, a test per STEP with its
      line of the report as "message") and ./release-body.md (the grade step by step, the
      diagnosis, the compiler's messages).
@@ -19,7 +19,7 @@ A lab that is missing, does not compile, crashes or hangs is graded (0, or what 
 with the reason: exit 0, whatever the grade. A fault of the grader's own (the install, the
 build, the grader itself) is never a grade: no result.json, one line on stderr, exit 1, which
 the runner shows as an error for the instructor to see, never as a 0. Missing variables (not
-run by Classroom 50's runner): one line, exit 2.
+run by Classroom 50's runner): one line naming them, exit 2.
 """
 import datetime
 import json

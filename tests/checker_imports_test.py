@@ -3,8 +3,10 @@ lower layer, so that no module imports one that imports it, and checker/ never i
 class grader's or the kit's modules (grader/, instructor/), which a starter does not carry.
 
 The layers, from the bottom (a module not listed here fails the test: place it first):
-  0 data and rules: the cases, the catalogue, the sandbox, finding torch, the submissions
-  1 the reference, a run and how it ended, the class runner's client
+  0 data and rules: the cases, the catalogue, the sandbox, finding torch, the submissions,
+    the LMS's exports
+  1 the reference, a run and how it ended, the class runner's client, a repository at its
+    deadline
   2 comparing a run with the reference
   3 the diagnosis and the grade
   4 the verdict: the report every front end shows; the class gradebook
@@ -20,8 +22,8 @@ import checklist
 import project
 
 LAYERS = {
-    "cases": 0, "mistakes": 0, "sandbox": 0, "torch_python": 0, "submissions": 0,
-    "reference_attention": 1, "running": 1, "runner_client": 1,
+    "cases": 0, "mistakes": 0, "sandbox": 0, "torch_python": 0, "submissions": 0, "lms": 0,
+    "reference_attention": 1, "running": 1, "runner_client": 1, "deadlines": 1,
     "compare": 2,
     "diagnosis": 3, "grading": 3,
     "verdict": 4, "gradebook": 4,

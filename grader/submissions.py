@@ -3,9 +3,10 @@
 The shapes it reads (the first that fits the folder's top level):
   Gradescope's export   submission_metadata.yml maps each submission_<id> folder to its
                         submitters (:name:, :sid:, :email:); each submitter gets a row
-                        (student = sid, else email, else name), so each member of a group
-  Canvas's download     files <login>_<id>_<id>_lab04_attention.cpp (also <login>_late_...):
-                        student <login>
+                        (student = sid, else email, else name), so each member of a group;
+                        each submission's :created_at: is kept, for the late column
+  Canvas's download     files <login>_<id>_<id>_lab04_attention.cpp: student <login>; a
+                        file <login>_late_... or <login>_LATE_... is marked late
   a file per student    <student>.cpp at the top level
   a folder per student  the lab anywhere inside (a cloned repository, a Moodle download's
                         "<name>_<id>_assignsubmission_file_" folder: student <name>); an

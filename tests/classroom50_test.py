@@ -198,6 +198,22 @@ def main(argv):
                    and body is not None and "error" in body,
                    "exit %d, %s\n%s" % (status, result, output[-800:])))
 
+    # A checkout that lays traps for the files the autograder writes: result.json.new a link to a
+    # file outside, release-body.md a folder. Nothing outside changes; the grade is written.
+    outside = os.path.join(work, "outside.txt")
+    with open(outside, "w") as f:
+        f.write("untouched\n")
+    checkout = checkout_of(work, "traps", make_class.lab_text("lesson"))
+    os.symlink(outside, os.path.join(checkout, "result.json.new"))
+    os.symlink(outside, os.path.join(checkout, "release-body.md.new"))
+    os.makedirs(os.path.join(checkout, "release-body.md"))
+    status, result, body, output = autograde(work, checkout)
+    checks.append(("a checkout whose result.json.new links out and whose release-body.md is a folder: the file "
+                   "outside unchanged, result.json a file of its own with full marks, exit 0",
+                   status == 0 and open(outside).read() == "untouched\n" and result is not None
+                   and not os.path.islink(os.path.join(checkout, "result.json")) and result["score"] == 7,
+                   "exit %d, outside %r\n%s" % (status, open(outside).read()[:200], output[-800:])))
+
     checkout = checkout_of(work, "no_lab", None)
     status, result, body, output = autograde(work, checkout)
     checks.append(("a checkout with no lab04_attention.cpp: exit 0, score 0, 'no lab'",

@@ -162,9 +162,23 @@ def release_body(result, row):
     return "\n".join(lines + ["", "Each STEP is judged on your lab's own numbers.", "", mark, feedback, mark, ""])
 
 
+def clear(path):
+    """Removes what the checkout holds at path (a file, a link, a folder: the student's), never
+    what a link points at."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
 def write(path, text):
-    with open(path + ".new", "w", encoding="utf-8") as f:
+    """Writes path anew, through a file of its own: a link the checkout left at path.new is
+    removed, not followed."""
+    clear(path + ".new")
+    fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
+    clear(path)
     os.replace(path + ".new", path)
 
 
@@ -176,9 +190,8 @@ def main():
             ", ".join(missing), ", ".join(NEEDED)), file=sys.stderr)
         return 2
     checkout = os.getcwd()
-    for name in ("result.json", "release-body.md"):  # nothing of an earlier run counts
-        if os.path.lexists(name):
-            os.remove(name)
+    for name in ("result.json", "release-body.md"):  # nothing of an earlier run, or of the student's, counts
+        clear(os.path.join(checkout, name))
     private = tempfile.mkdtemp(prefix="lab04-classroom50-")
     try:
         install()

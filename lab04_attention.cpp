@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,9 @@ struct ParseResult {
 ParseResult parse_options(int argc, char** argv);  // reads the options; never prints or exits
 void print_usage();                                // --help
 void print_rows(const torch::Tensor& m, int64_t digits, const char* indent);  // "t0: [...]"
-void peek(const Options& opt, const char* name, const torch::Tensor& t);      // --verbose tensor
-void print_heatmap(const torch::Tensor& weights);                             // --heatmap
+void peek(const Options& opt, const char* name, const torch::Tensor& t);      // --verbose; expect()
+void print_weights(const Options& opt, const torch::Tensor& weights);  // "t0: [...]"; --heatmap
+std::string size_text(const torch::Tensor& t);                         // "4x6"
 void announce_head(int64_t h, int64_t n);               // "HEAD h of n", with several heads
 std::string head_label(int64_t h, int64_t n);           // "head h: ", with several heads
 const char* what_failed(bool sums_ok, bool causal_ok);  // STEP 7's message on failure
@@ -62,6 +64,11 @@ struct Head;
 int check_with_fused_attention(const Options& opt, const torch::Tensor& x,
                                const std::vector<Head>& heads, const torch::Tensor& joined);
 [[noreturn]] void not_written_yet(int step, const char* hint);  // a starter's blank: exit 4
+// Thrown when a step's tensor is not what the code after it takes (expect(), below): main says
+// what the tensor is and what was expected, and exits 5.
+struct NotTheLessonsTensor : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // ---------------------------------------------------------------------------
 // The lesson.
@@ -147,6 +154,8 @@ int main(int argc, char** argv) try {
     // STEP 4: the causal mask. Token i may look at tokens 0..i only, never ahead.
     // tril is true on and below the diagonal, where a token may look; every score
     // above it becomes -inf, and softmax turns -inf into a weight of exactly 0.
+    // (The Python lab's mask is of ones and zeros, torch::tril(torch::ones({T, T})), and it
+    // masks where tril == 0: the same mask, and the same scores.)
     const torch::Tensor tril = torch::ones({T, T}, torch::kBool).tril_();  // (T, T)
     if (opt.mask) scores.masked_fill_(tril.logical_not(), -INFINITY);      // (T, T)
     peek(opt, "scores after the mask", scores);
@@ -157,25 +166,24 @@ int main(int argc, char** argv) try {
     std::printf(
         "\nSTEP 3-5: attention weights (row i = how much token i attends to each earlier "
         "token)\n");
-    print_rows(weights, opt.digits, "  ");
-    if (opt.heatmap) print_heatmap(weights);
+    print_weights(opt, weights);
 
     // STEP 6: the output. Each token gets the weighted sum of the values it attends
     // to: a new vector that carries context from earlier tokens.
     torch::Tensor out = weights.matmul(v);  // (T, T) @ (T, HEAD) -> (T, HEAD)
-    std::printf("\nSTEP 6: output is %lldx%lld (a context-aware vector per token)\n",
-                (long long)out.size(0), (long long)out.size(1));
+    std::printf("\nSTEP 6: output is %s (a context-aware vector per token)\n",
+                size_text(out).c_str());
     peek(opt, "out", out);
     outs[h] = out;
 
-    // STEP 7: two facts that hold for any correct attention head, checked as the
-    // Python lab checks them:
+    // STEP 7: two facts that hold for any correct attention head, the Python lab's checks:
     //   (a) each row of weights is a distribution: it sums to 1;
     //   (b) the mask held: no weight above the diagonal, on a future token.
+    // Both look at the weights alone, whatever form STEP 4 gave its mask.
     const bool sums_ok =
         torch::allclose(weights.sum(-1), torch::ones({T}), /*rtol=*/1e-5, /*atol=*/1e-6);
-    const torch::Tensor upper = weights.masked_fill(tril, 0.0);  // (T, T): only the future
-    const bool causal_ok = upper.abs_().max().item<double>() < kCausalLimit;
+    const torch::Tensor upper = weights.triu(/*diagonal=*/1);  // (T, T): only the future
+    const bool causal_ok = upper.abs().max().item<double>() < kCausalLimit;
     std::printf("\nSTEP 7: weight rows sum to 1: %s | causal (no peeking ahead): %s\n",
                 sums_ok ? "YES" : "NO", causal_ok ? "YES" : "NO");
     if (!sums_ok || !causal_ok) {
@@ -217,6 +225,10 @@ int main(int argc, char** argv) try {
   std::printf(
       "\nYou just computed self-attention with real torch tensors. Next: run several heads.\n");
   return finish_output(0);
+} catch (const NotTheLessonsTensor& e) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "lab04_attention: %s\n", e.what());
+  return 5;
 } catch (const std::exception& e) {
   // LibTorch reports errors (out of memory, say) as exceptions; print the first line.
   const std::string what = e.what();
@@ -387,7 +399,8 @@ void print_usage() {
       "Exit status: 0 both checks of STEP 7 hold (in every head, and the fused attention\n"
       "agrees), 1 a check failed, 2 bad options,\n"
       "3 LibTorch raised an error, or the output could not be written,\n"
-      "4 a step is not written yet (in a starter, where a TODO stands for it).\n",
+      "4 a step is not written yet (in a starter, where a TODO stands for it),\n"
+      "5 a step made a tensor the lesson's code cannot take (a line says which, and why).\n",
       (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxSize, (long long)kMaxHeads,
       (long long)kMaxDigits, (long long)kShowAll, (long long)kShowEnds);
 }
@@ -412,8 +425,8 @@ std::vector<int64_t> shown(int64_t n) {
 // Prints a (rows, cols) float tensor as the Python lab prints its weights:
 // one "t<i>: [a, b, ...]" line a row, every number with "%.<digits>f".
 void print_rows(const torch::Tensor& m, int64_t digits, const char* indent) {
-  const torch::Tensor t = m.contiguous();
-  const float* data = t.data_ptr<float>();
+  const torch::Tensor t = m.to(torch::kDouble).contiguous();  // exactly a float's value
+  const double* data = t.data_ptr<double>();
   const int64_t rows = t.size(0), cols = t.size(1);
   for (int64_t i : shown(rows)) {
     if (i < 0) {
@@ -426,18 +439,114 @@ void print_rows(const torch::Tensor& m, int64_t digits, const char* indent) {
       if (j < 0)
         std::printf("%s...", sep);
       else
-        std::printf("%s%.*f", sep, int(digits), double(data[i * cols + j]));
+        std::printf("%s%.*f", sep, int(digits), data[i * cols + j]);
       sep = ", ";
     }
     std::printf("]\n");
   }
 }
 
-// With --verbose: an intermediate tensor, its name and its shape.
+// What the lesson makes under each name it prints a tensor by: the STEP that makes it, its
+// variable and its shape in the lesson's words. Every one is a matrix of float32 numbers.
+struct LessonTensor {
+  const char* printed;   // the name peek() prints it under
+  const char* variable;  // the variable that holds it
+  int step;
+  const char* rows;  // "T"
+  const char* cols;  // "C", "HEAD", "T", "N*HEAD"
+};
+constexpr LessonTensor kLessonTensors[] = {
+    {"x", "x", 1, "T", "C"},
+    {"q", "q", 2, "T", "HEAD"},
+    {"k", "k", 2, "T", "HEAD"},
+    {"v", "v", 2, "T", "HEAD"},
+    {"scores before the mask", "scores", 3, "T", "T"},
+    {"scores after the mask", "scores", 4, "T", "T"},
+    {"weights", "weights", 5, "T", "T"},
+    {"out", "out", 6, "T", "HEAD"},
+    {"heads side by side", "joined", 8, "T", "N*HEAD"},
+    {"projected", "projected", 8, "T", "C"},
+};
+
+// The value of a size named as the lesson names it.
+int64_t size_named(const Options& opt, const std::string& size) {
+  if (size == "T") return opt.tokens;
+  if (size == "C") return opt.embed;
+  if (size == "HEAD") return opt.head;
+  return opt.heads * opt.head;  // N*HEAD
+}
+
+// A tensor's shape and type as a message shows them: "a (1, 4, 4) tensor of Double".
+std::string kind_of(const torch::Tensor& t) {
+  std::string dims;
+  for (int64_t d : t.sizes()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  return "a (" + dims + ") tensor of " + std::string(c10::toString(t.scalar_type()));
+}
+
+// The head the lesson is computing (announce_head() sets it), for the message below; -1 with one.
+int64_t head_now = -1;
+
+// Stops the lab (main exits 5) with a line that names a step's tensor, what it is and what the
+// code after the step takes: "STEP 5: weights is a (1, 4, 4) tensor of Float; ...".
+[[noreturn]] void not_the_lessons(const Options& opt, const LessonTensor& lesson,
+                                  const torch::Tensor& t) {
+  const std::string head =
+      head_now >= 0 && lesson.step < 8 ? "head " + std::to_string(head_now) + ": " : "";
+  const std::string step = "STEP " + std::to_string(lesson.step);
+  const std::string wanted = std::string("(") + lesson.rows + ", " + lesson.cols + ") = (" +
+                             std::to_string(size_named(opt, lesson.rows)) + ", " +
+                             std::to_string(size_named(opt, lesson.cols)) + "), of Float";
+  if (!t.defined())
+    throw NotTheLessonsTensor(head + step + ": " + lesson.variable + " has no value: " + step +
+                              " must give it one, " + wanted);
+  throw NotTheLessonsTensor(head + step + ": " + lesson.variable + " is " + kind_of(t) +
+                            "; the lesson's code after " + step + " takes " + wanted);
+}
+
+const LessonTensor& lesson_tensor(const char* name) {
+  for (const LessonTensor& named : kLessonTensors)
+    if (std::strcmp(named.printed, name) == 0) return named;
+  throw std::logic_error(std::string("no tensor of the lesson is printed as ") + name);
+}
+
+// A step may compute its tensor any way it likes (a view or a copy, in place or not,
+// contiguous or not). The lab prints any matrix of numbers as it is, so that a wrong one
+// shows; then it holds the tensor to what the code after the step takes: the lesson's
+// shape, of float32 numbers (what torch::randn and the layers make). Otherwise it stops
+// there and says why, rather than a later check going wrong or LibTorch failing further on.
+bool printable(const torch::Tensor& t) { return t.defined() && t.dim() == 2; }
+void expect(const Options& opt, const char* name, const torch::Tensor& t) {
+  const LessonTensor& lesson = lesson_tensor(name);
+  const bool right = printable(t) && t.size(0) == size_named(opt, lesson.rows) &&
+                     t.size(1) == size_named(opt, lesson.cols) && t.scalar_type() == torch::kFloat;
+  if (!right) not_the_lessons(opt, lesson, t);
+}
+
+// An intermediate tensor: with --verbose its name, shape and rows; then expect().
 void peek(const Options& opt, const char* name, const torch::Tensor& t) {
-  if (!opt.verbose) return;
-  std::printf("    %s, shape (%lld, %lld):\n", name, (long long)t.size(0), (long long)t.size(1));
-  print_rows(t, opt.digits, "      ");
+  if (!printable(t)) not_the_lessons(opt, lesson_tensor(name), t);
+  if (opt.verbose) {
+    std::printf("    %s, shape (%lld, %lld):\n", name, (long long)t.size(0), (long long)t.size(1));
+    print_rows(t, opt.digits, "      ");
+  }
+  expect(opt, name, t);
+}
+
+// STEP 5's weights, "t0: [...]" a row; expect(); with --heatmap, as shaded cells too.
+void print_heatmap(const torch::Tensor& weights);
+void print_weights(const Options& opt, const torch::Tensor& weights) {
+  if (!printable(weights)) not_the_lessons(opt, lesson_tensor("weights"), weights);
+  print_rows(weights, opt.digits, "  ");
+  expect(opt, "weights", weights);
+  if (opt.heatmap) print_heatmap(weights);
+}
+
+// A tensor's size as STEP 6 prints it, "4x6", whatever the tensor (peek then judges it).
+std::string size_text(const torch::Tensor& t) {
+  if (!t.defined()) return "nothing";
+  std::string text;
+  for (int64_t d : t.sizes()) text += (text.empty() ? "" : "x") + std::to_string(d);
+  return text.empty() ? "a single number" : text;
 }
 
 // With --heatmap: the weights as cells, two characters a cell. A cell's shade is its weight
@@ -486,6 +595,7 @@ void print_heatmap(const torch::Tensor& weights) {
 
 // With several heads, each head's part of the output starts with its number.
 void announce_head(int64_t h, int64_t n) {
+  head_now = n > 1 ? h : -1;
   if (n > 1) std::printf("\nHEAD %lld of %lld\n", (long long)h, (long long)n);
 }
 

@@ -30,6 +30,11 @@ MAX_HEADS = 16  # the lab's largest --heads
 SHOW_ALL, SHOW_ENDS = 16, 8  # the lab condenses a matrix past 16 rows or columns to 8 + 8
 ABS_TOL, REL_TOL = 1e-6, 1e-5  # the same LibTorch agrees exactly; this leaves room for a BLAS
 
+# The lab's exit statuses that say something of their own (its README's table): a step not
+# written yet (a starter's blank), and a step's tensor that the lesson's code after it cannot
+# take (its shape or type), named in a line on stderr.
+EXIT_NOT_WRITTEN_YET, EXIT_NOT_THE_LESSONS_TENSOR = 4, 5
+
 # What one run of the lab may take and print, whoever runs it (the memory, process and file
 # limits are the sandbox's: sandbox.limits()).
 TIMEOUT = 60.0  # seconds, for a program that loads LibTorch (a 4096-token lab takes about 1 s)

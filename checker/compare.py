@@ -178,7 +178,12 @@ def judge(case, run):
     """The result of one case (a dict of cases.parse_case) from its run (a running.Ran): a
     dict with text, ok, lines (the report), step and name (of the first difference), blocks
     (what was read, for a diagnosis, or None), parsed (what was read, for a grade), fills
-    (finite fills as good as -inf), and the run's out, status, ended, timed_out and problem.
+    (finite fills as good as -inf), and the run's out, status, ended, timed_out and problem;
+    as values for the diagnosis: printed_right (every tensor it printed agrees with the
+    reference: True, False, or None when that was not judged), refused (the tensor the lab
+    stopped on, refusal()), said (its first line on stderr), and, where the case went wrong
+    after its numbers, verdicts (STEP 7's line printed and expected) or exit (the status and
+    the one expected).
     With several heads, each head is judged as a run of its own, and the result is the first
     head's that is NOT OK (of_head says which), with every head's out and parsed in "heads";
     when all are OK, STEP 8 (the heads side by side, projected) is judged too."""
@@ -186,14 +191,14 @@ def judge(case, run):
         return judge_head(case, run, run.lines, 0)
     views = [judge_head(case, run, lines, h) for h, lines in enumerate(head_views(run.lines, case["heads"]))]
     if run.ended:  # where it stopped: the first head that went wrong, else the last it reached
-        wrong = [v for v in views if any(line.startswith("before it stopped: STEP") for line in v["lines"])]
+        wrong = [v for v in views if v["printed_right"] is False]
         reached = [v for v in views if any(isinstance(b, dict) and n != "x" for n, b in v["parsed"].items())]
         result = (wrong[:1] or reached[-1:] or views)[0]
     else:
         result = next((v for v in views if not v["ok"]), None) or views[0]
     result["heads"] = [{"out": v["out"], "parsed": v["parsed"]} for v in views]
     result["whole_out"] = run.lines
-    if not run.ended and all(v["ok"] or v["step"] == "7" for v in views):
+    if not run.ended and all(v["ok"] or (v["step"] == "7" and v.get("exit")) for v in views):
         judge_step_8(case, run, result)  # before the exit status: a wrong STEP 8 is its cause
     return result
 
@@ -215,7 +220,8 @@ def judge_head(case, run, out, of_head):
     """judge() for one head, whose lines (as a run of that head alone prints them) are out."""
     result = {"text": case["text"], "ok": False, "step": None, "name": None, "blocks": None,
               "fills": set(), "lines": [], "timed_out": run.timed_out, "out": out,
-              "status": run.status, "ended": run.ended, "problem": run.problem, "of_head": of_head}
+              "status": run.status, "ended": run.ended, "problem": run.problem, "of_head": of_head,
+              "printed_right": None, "refused": refusal(run), "said": said_line(run.err)}
     status, err = run.status, run.err
     of = " of head %d" % of_head if case["heads"] > 1 else ""
     blocks = {name: read_block(out, header) for _, name, header in TENSORS}
@@ -227,29 +233,43 @@ def judge_head(case, run, out, of_head):
             # Every tensor may have been printed right before a crash or a time-out: then
             # there is no difference, and what it printed is still judged (grading.py).
             step, name, what = first_difference(blocks, expected_of(case, of_head)) or (None, None, "was not printed")
+            result["printed_right"] = what == "was not printed"
             result["lines"].append("before it stopped: STEP %s: %s%s: %s" % (step, name, of, what) if what != "was not printed"
                                    else "before it stopped, what it printed agrees with the reference, up to %s%s"
                                    % (printed[-1], of))
     else:
         expected = expected_of(case, of_head)
         diff = first_difference(blocks, expected, result["fills"])
-        if diff:
+        refused = result["refused"] if result["refused"] and result["refused"]["head"] == of_head else None
+        if refused and (diff is None or (order(diff[1]) >= order(refused["name"]) and not isinstance(blocks[diff[1]], dict))):
+            # What it printed is right, and then it stopped on a tensor of the wrong kind.
+            step, name = refused["step"], refused["name"]
+            result.update(step=step, name=name, printed_right=True)
+            result["lines"] = ["STEP %s: %s%s: %s, and the lab stopped there (exit %d): %s" % (
+                step, name, of, "its numbers are right" if isinstance(blocks[name], dict) else "not printed",
+                status, result["said"])]
+        elif diff:
             step, name, what = diff
             result.update(step=step, name=name)
             result["lines"] = ["STEP %s: %s%s: %s" % (step, name, of, what),
                                "later steps are not judged: they follow from this one"]
             if what == "was not printed" and status not in (0, 1):
-                result["lines"].append("the lab exited %d%s" % (status, ": " + err.splitlines()[0][:200] if err else ""))
+                result["lines"].append("the lab exited %d%s" % (status, ": " + result["said"] if err else ""))
         else:
+            result["printed_right"] = True
             verdict = verdict_line(expected["sums_ok"], expected["causal_ok"])
             want_exit = wanted_exit(case)
+            if result["refused"]:
+                want_exit = status  # another head stopped the run, on a tensor of its own
             if verdict not in out:
                 got = [line for line in out if line.startswith("STEP 7")]
                 result["step"] = "7"
                 result["lines"] = ["STEP 7%s: printed %r, expected %r" % (of, got[0][:120] if got else "no STEP 7 line", verdict)]
+                result["verdicts"] = {"printed": got[0] if got else None, "expected": verdict}
             elif status != want_exit:
                 result["step"] = "7"
-                result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % err.splitlines()[0][:200] if err else "")]
+                result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % result["said"] if err else "")]
+                result["exit"] = {"status": status, "expected": want_exit}
             else:
                 result["ok"] = True
         if any(isinstance(b, dict) for b in blocks.values()):  # something to explain
@@ -257,6 +277,34 @@ def judge_head(case, run, out, of_head):
     if not result["ok"]:
         result["lines"].append("command: " + " ".join(run.command))
     return result
+
+
+def said_line(err):
+    """The first line the lab wrote on stderr, without its program's name, as a report shows
+    it (at most 300 characters); "" when it wrote none."""
+    line = err.strip().splitlines()[0] if err.strip() else ""
+    return cases.printable(line[len("lab04_attention: "):] if line.startswith("lab04_attention: ") else line)[:300]
+
+
+# The line the lab writes when it stops on a tensor the lesson's code cannot take (exit
+# EXIT_NOT_THE_LESSONS_TENSOR): "lab04_attention: [head H: ]STEP N: VARIABLE is ..." or
+# "... has no value ...". Its STEP and variable name the tensor of TENSORS.
+REFUSED = re.compile(r"^lab04_attention: (?:head (\d+): )?STEP (\d): (\w+) (?:is|has no value)")
+VARIABLES = {("1", "x"): "x", ("2", "q"): "q", ("2", "k"): "k", ("2", "v"): "v", ("3", "scores"): "scores",
+             ("4", "scores"): "masked scores", ("5", "weights"): "weights", ("6", "out"): "out"}
+
+
+def refusal(run):
+    """The tensor the lab stopped on, as a dict (head, step, name of TENSORS), when it exited
+    with EXIT_NOT_THE_LESSONS_TENSOR and said which; else None."""
+    m = REFUSED.match(run.err.strip()) if run.status == cases.EXIT_NOT_THE_LESSONS_TENSOR and run.err else None
+    name = m and VARIABLES.get((m.group(2), m.group(3)))
+    return {"head": int(m.group(1) or 0), "step": m.group(2), "name": name} if name else None
+
+
+def order(name):
+    """Where a tensor comes in the lesson (TENSORS)."""
+    return [n for _, n, _ in TENSORS].index(name)
 
 
 def verdict_line(sums_ok, causal_ok):

@@ -6,6 +6,8 @@ the default cases); else one that explains all cases but one or two; else the on
 explains the first differing step. Where a printed tensor equals another tensor of the
 lesson, or another one the lab printed, a "same tensor" line says so.
 """
+import re
+
 import torch
 
 import cases
@@ -87,6 +89,8 @@ def diagnose(cases, mistakes, explainer=None):
     ex = explainer or Explainer(mistakes)
     judged = [c for c in cases if c["blocks"] is not None]
     failing = [c for c in judged if not c["ok"]]
+    if cases and all(c["printed_right"] for c in cases) and not all(c["ok"] for c in cases):
+        return after_right_numbers(cases), None  # every number it printed is the lesson's
     if not failing:
         return ["diagnosis: the lab printed no numbers that can be compared; start from the first "
                 "NOT OK case above"], None
@@ -143,6 +147,52 @@ def diagnose(cases, mistakes, explainer=None):
         return lines, None
     lines.append("diagnosis: no known mistake matches; start from the first STEP reported above")
     return lines, None
+
+
+def after_right_numbers(cases):
+    """The diagnosis of a lab whose every printed number is the lesson's, in every case: what
+    goes wrong comes after them, in the code that takes them on. Said of the first case NOT
+    OK, from the values compare.judge() keeps: how the run ended, the tensor the lab stopped
+    on, STEP 7's verdicts, the exit status."""
+    c = next(c for c in cases if not c["ok"])
+    right = "diagnosis: every number the lab printed is right, in every case; "
+    if c["ended"]:
+        return ["diagnosis: what the lab printed is right as far as it went; then, in case %s, it %s: what runs "
+                "after the last tensor it printed stops it" % (c["text"], c["problem"])]
+    if c["refused"] and c["step"] == c["refused"]["step"]:
+        return [right + "but STEP %s made %s something the lesson's code after it cannot take, and the lab stopped "
+                "there, saying: %s" % (c["step"], c["name"], c["said"]),
+                "           compute it as you did, and give it the shape and type that line names"]
+    if c.get("verdicts"):
+        printed, expected = c["verdicts"]["printed"], c["verdicts"]["expected"]
+        if printed is None:
+            return [right + "but it printed no STEP 7 line: STEP 7 prints its two checks, as the lesson does"]
+        wrong = [(name, got, want) for name, got, want in zip(("(a), rows sum to 1,", "(b), causal,"),
+                                                              verdict_words(printed), verdict_words(expected))
+                 if got != want]
+        said = " and ".join("%s said %s where these weights give %s" % w for w in wrong) or "printed another line"
+        return [right + "what goes wrong is STEP 7: its check %s, so it did not judge the weights your steps made"
+                % said,
+                "           STEP 7 of the lesson looks at the weights alone; one that checks them through STEP 4's "
+                "tril (weights.masked_fill(tril, 0.0), as older copies of the lesson do) needs tril of "
+                "torch::kBool, the only mask masked_fill takes: take STEP 7 from the lesson, or mask with tril == 0"]
+    if c.get("exit"):
+        status, expected = c["exit"]["status"], c["exit"]["expected"]
+        if compare.fused_disagrees(c.get("whole_out", c["out"])):
+            return [right + "STEP 7's verdicts too, but LibTorch's fused attention disagrees with the heads' outputs "
+                    "in outs: after STEP 6 printed each head's out, something changed it, or outs does not keep it "
+                    "(outs[h] = out)"]
+        return [right + "STEP 7's verdicts too, but the lab exited %s where they mean %d%s" % (
+            status, expected, " (it said: %s)" % c["said"] if c["said"] else "")]
+    if c["step"] == "8":
+        return [right + "in every head, but STEP 8's %s differs: STEP 8 (the lesson's code) puts each head's out, "
+                "kept in outs in the heads' order, side by side, and projects them with proj" % c["name"]]
+    return [right + "case %s is NOT OK after them: start from its lines above" % c["text"]]
+
+
+def verdict_words(line):
+    """The two YES/NO words of a STEP 7 line, in order."""
+    return re.findall(r": (YES|NO)\b", line or "")
 
 
 def same_tensor_lines(case, ex):

@@ -49,17 +49,22 @@ def judge_steps(result, case):
     whole = result.get("whole_out", result["out"])
     want = 0 if all(a and b for a, b in checks) and not compare.fused_disagrees(whole) else 1
     verdicts = {}
-    for h, view in enumerate(views):
+    stopped_in = (result.get("refused") or {}).get("head", len(views))
+    for h, view in enumerate(views[:stopped_in + 1]):  # the heads after a refusal never ran
+        refused = result.get("refused") if h == stopped_in else None
         for step, problem in judge_head_steps(view["out"], view["parsed"] or {}, case, h, result["status"], want,
-                                              compare.fused_disagrees(whole)).items():
+                                              compare.fused_disagrees(whole), refused, result.get("said")).items():
             if problem and len(views) > 1:
                 problem = "head %d: %s" % (h, problem)
             verdicts[step] = verdicts.get(step) or problem
     return verdicts
 
 
-def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees):
-    """judge_steps() for one head: its lines (out), its printed tensors (blocks)."""
+def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, refused=None, said=None):
+    """judge_steps() for one head: its lines (out), its printed tensors (blocks); refused:
+    (step, name) of the tensor the lab stopped on, when it did so in this head (its numbers
+    may be right: the step still made a tensor the lesson's code cannot take), and said, the
+    line the lab wrote about it."""
     got = {name: blocks.get(name) for _, name, _ in cases.TENSORS}
     ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
                                         scale=case["scale"], mask=case["mask"], heads=case["heads"],
@@ -95,7 +100,14 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees):
     weights = full(got["weights"])
     if weights is not None and v is not None:
         judge(6, "out", weights @ v, "its weights times its v")
-    if weights is not None:
+    if refused:  # its numbers may be right: the step still made what the code after it cannot take
+        step = int(refused["step"])
+        if not verdicts.get(step) or verdicts[step].endswith("was not printed"):
+            verdicts[step] = "%s is not what the lesson's code after STEP %d takes, and the lab stopped there: %s" % (
+                refused["name"], step, said)
+        if not any(line.startswith("STEP 7") for line in out):
+            verdicts[7] = "not reached: the lab stopped at STEP %d" % step
+    if weights is not None and not (refused and verdicts.get(7)):
         verdict = compare.verdict_line(*own_checks(weights))
         if verdict not in out:
             printed = [l for l in out if l.startswith("STEP 7")]

@@ -65,7 +65,10 @@ def copied():
             names += sorted(os.path.relpath(os.path.join(top, f), PROJECT) for f in files)
     return names
 DECLARATION = re.compile(r"^(const\s+)?(torch::Tensor|torch::nn::Linear|bool)\s+(\w+)\b")
-CHANGE = re.compile(r"^(if\s*\([^)]*\)\s*)?(\w+)\.\w+\(")  # scores.mul_(...), maybe under an if
+CHANGE = re.compile(r"^(if\s*\(([^)]*)\)\s*)?(\w+)\.\w+\(")  # scores.mul_(...), maybe under an if
+# The tensors the lab holds to the lesson's shape and type once printed (peek, print_weights):
+# a step that defines one must make it of that type, which its hint says.
+PRINTED = re.compile(r"\b(?:peek|print_weights)\(opt,(?:\s*\"[^\"]*\",)?\s*(\w+)\)")
 EMPTY = {"torch::Tensor": "torch::Tensor {};", "torch::nn::Linear": "torch::nn::Linear {}{{nullptr}};",
          "bool": "bool {} = false;"}
 
@@ -150,7 +153,8 @@ def block_end(lines, first, last):
 
 
 def blanked(items):
-    """(indices of the statements to blank, names they define with their types, names they change)."""
+    """(indices of the statements to blank, names they define with their types, what they change:
+    (name, the condition it is changed under, or None))."""
     cut, defined, changed = [], [], []
     for i, (kind, lines) in enumerate(items):
         if kind != "code":
@@ -162,20 +166,33 @@ def blanked(items):
             defined.append((d.group(2), d.group(3), lines[0]))
         elif c:
             cut.append(i)
-            changed.append(c.group(2))
+            changed.append((c.group(3), c.group(2)))
     return cut, defined, changed
 
 
-def hint_of(defined, changed):
-    names = [name for _, name, _ in defined]
-    shape = next((m.group(1) for _, _, line in defined
-                  for m in [re.search(r"//\s*(\(.*)$", line)] if m), None)
-    hint = "define " + ", ".join(names) if names else "write this step"
-    if shape:
-        hint += " " + shape
-    more = [c for c in dict.fromkeys(changed) if c not in names]
-    if more:
-        hint += "; then change " + ", ".join(more)
+def hint_of(defined, changed, printed=()):
+    """What a blank must do, in a line: the names it defines with the shape of the lesson's
+    comment (and, for a tensor the lab prints, its type: the lab stops on another), then what it
+    changes, and under which option: "define scores (T, T), a tensor of Float; then, if
+    opt.scale, change scores"."""
+    groups = []  # names that share a shape comment, in order
+    for _, name, line in defined:
+        m = re.search(r"//\s*(\(.*)$", line)
+        shape = m.group(1).strip() if m else ""
+        if groups and groups[-1][1] == shape:
+            groups[-1][0].append(name)
+        else:
+            groups.append(([name], shape))
+    parts = []
+    for names, shape in groups:
+        part = ", ".join(names) + (" " + shape if shape else "")
+        if all(n in printed for n in names):
+            part += ", a tensor of Float" if len(names) == 1 else ", tensors of Float"
+        parts.append(part)
+    hint = "define " + ", ".join(parts) if parts else "write this step"
+    for name, condition in dict.fromkeys(changed):
+        if condition or name not in [n for _, n, _ in defined]:
+            hint += "; then, %schange %s" % ("if %s, " % condition.strip() if condition else "", name)
     return hint
 
 
@@ -189,7 +206,7 @@ def blank_step(step, region, rest):
                     "tensor: nothing to blank" % step)
     kept_text = "\n".join(code_of(l) for i, (_, ls) in enumerate(items) if i not in cut for l in ls) + rest
     needed = [(t, name) for t, name, _ in defined if re.search(r"\b%s\b" % name, kept_text)]
-    hint = hint_of(defined, changed)
+    hint = hint_of(defined, changed, set(PRINTED.findall(kept_text)))
     indent = re.match(r"^\s*", items[cut[0]][1][0]).group(0)
     todo = [indent + "// TODO(STEP %d): your code here, in place of the lines marked TODO(STEP %d)."
             % (step, step),

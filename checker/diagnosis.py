@@ -89,7 +89,7 @@ def diagnose(cases, mistakes, explainer=None):
     ex = explainer or Explainer(mistakes)
     judged = [c for c in cases if c["blocks"] is not None]
     failing = [c for c in judged if not c["ok"]]
-    if cases and all(c["printed_right"] for c in cases) and not all(c["ok"] for c in cases):
+    if cases and all(c.get("printed_right") for c in cases) and not all(c["ok"] for c in cases):
         return after_right_numbers(cases), None  # every number it printed is the lesson's
     if not failing:
         return ["diagnosis: the lab printed no numbers that can be compared; start from the first "

@@ -50,6 +50,9 @@ def judge_steps(result, case):
     want = 0 if all(a and b for a, b in checks) and not compare.fused_disagrees(whole) else 1
     verdicts = {}
     stopped_in = (result.get("refused") or {}).get("head", len(views))
+    if result.get("ended"):  # a crash or a hang: the heads after the last it printed never ran
+        stopped_in = max([h for h, v in enumerate(views) if any(
+            isinstance(b, dict) for n, b in (v["parsed"] or {}).items() if n != "x")] or [0])
     for h, view in enumerate(views[:stopped_in + 1]):  # the heads after a refusal never ran
         refused = result.get("refused") if h == stopped_in else None
         for step, problem in judge_head_steps(view["out"], view["parsed"] or {}, case, h, result["status"], want,
@@ -69,45 +72,55 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
     ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
                                         scale=case["scale"], mask=case["mask"], heads=case["heads"],
                                         of_head=of_head)
-    verdicts = {}
+    verdicts, unprinted = {}, set()
 
     def judge(step, name, expected, of):  # a step is right when each of its tensors is
         block = got[name]
         if block is None or isinstance(block, str):
             problem = "%s %s" % (name, "was not printed" if block is None else block)
+            unprinted.add(step)
         else:
             problem = compare.compare(block, expected, name)[0]
             problem = problem and "%s is not %s: %s" % (name, of, problem)
         verdicts[step] = verdicts.get(step) or problem
 
+    def numbers(step, *names):  # its inputs are numbers where the lesson's are, or it is not judged
+        for name in names:
+            problem = not_numbers(full(got[name]), ref[name])
+            if problem:
+                verdicts[step] = verdicts.get(step) or "not judged: its input, the %s printed, %s, so " \
+                    "nothing shows whether this step is right on them" % (name, problem)
+                return False
+        return True
+
     judge(1, "x", ref["x"], "the reference's")
     for name in ("q", "k", "v"):
         judge(2, name, ref[name], "the reference's")
     q, k, v = (full(got[n]) for n in ("q", "k", "v"))
-    if q is not None and k is not None:
+    if q is not None and k is not None and numbers(3, "q", "k"):
         scores = q @ k.transpose(0, 1)
         if case["scale"]:
             scores = scores * (1.0 / case["head"] ** 0.5)
         judge(3, "scores", scores, "its q times its k transposed%s" % (", scaled" if case["scale"] else ""))
     scores = full(got["scores"])
-    if scores is not None:
+    if scores is not None and numbers(4, "scores"):
         tril = torch.ones(scores.shape, dtype=torch.bool).tril()
         masked = scores.masked_fill(~tril, float("-inf")) if case["mask"] else scores
         judge(4, "masked scores", masked, "its scores with the future masked" if case["mask"] else "its scores")
     masked = full(got["masked scores"])
-    if masked is not None:
+    if masked is not None and numbers(5, "masked scores"):
         judge(5, "weights", torch.softmax(masked, dim=-1), "softmax of its masked scores")
     weights = full(got["weights"])
-    if weights is not None and v is not None:
+    if weights is not None and v is not None and numbers(6, "weights", "v"):
         judge(6, "out", weights @ v, "its weights times its v")
     if refused:  # its numbers may be right: the step still made what the code after it cannot take
         step = int(refused["step"])
-        if not verdicts.get(step) or verdicts[step].endswith("was not printed"):
+        if not verdicts.get(step) or step in unprinted:
             verdicts[step] = "%s is not what the lesson's code after STEP %d takes, and the lab stopped there: %s" % (
                 refused["name"], step, said)
         if not any(line.startswith("STEP 7") for line in out):
             verdicts[7] = "not reached: the lab stopped at STEP %d" % step
-    if weights is not None and not (refused and verdicts.get(7)):
+    if weights is not None and not (refused and verdicts.get(7)) and numbers(7, "weights"):
         verdict = compare.verdict_line(*own_checks(weights))
         if verdict not in out:
             printed = [l for l in out if l.startswith("STEP 7")]
@@ -118,6 +131,27 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
         else:
             verdicts[7] = None
     return verdicts
+
+
+def not_numbers(printed, lesson):
+    """What makes a printed tensor (float64, every entry) no input to judge a step on, in
+    words, or None: NaN, or an infinity, where the lesson's tensor has a number (where the
+    lesson's has an infinity, the masked future, the same infinity or any number is fine).
+    NaN agrees with NaN whatever code made it, so a step judged on NaN would always be right."""
+    lesson = lesson.double()
+    if printed.shape != lesson.shape:  # no entry to pair with the lesson's: each must be a number
+        finite = torch.ones(printed.shape, dtype=torch.bool)
+    else:
+        finite = torch.isfinite(lesson)
+    other = ~torch.isfinite(printed) & ~finite & (printed != lesson) if printed.shape == lesson.shape else finite & False
+    bad = (finite & ~torch.isfinite(printed)) | other
+    if not bool(bad.any()):
+        return None
+    nans = int(torch.isnan(printed[bad]).sum())
+    infs = int(bad.sum()) - nans
+    held = " and ".join(p for p in ("%d NaN" % nans if nans else "", "%d infinit%s" % (infs, "y" if infs == 1 else "ies")
+                                    if infs else "") if p)
+    return "holds %s where the lesson's are numbers%s" % (held, " (or the mask's -inf)" if bool(other.any()) else "")
 
 
 def grade_steps(results):

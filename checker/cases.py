@@ -9,13 +9,17 @@ A case is seed,tokens,embed,head, then optionally ,heads=N (N heads, each of siz
 prints every tensor of TENSORS in full, or, past SHOW_ALL rows or columns, its first and last
 SHOW_ENDS; with several heads, each head's under its "HEAD h of N" line.
 """
+import random
 import re
 
 DEFAULT_CASES = ["3,4,6,6", "7,5,8,3,heads=2", "42,20,12,4", "0,1,1,1", "11,20,6,9,no-scale",
                  "3,4,6,6,no-mask"]
 # The cases of a grade print every entry (no size above 16), so that each step can be
-# recomputed from what the lab printed for the step before it.
-GRADE_CASES = ["3,4,6,6", "7,5,8,3", "0,1,1,1", "11,12,6,9,no-scale", "3,4,6,6,no-mask", "42,16,12,4"]
+# recomputed from what the lab printed for the step before it. These are public: a student's
+# own grade (check_lab.py --grade) uses them. An instructor's grade draws cases of the same
+# kinds anew (draw_grade_cases), which no student has seen.
+GRADE_CASES = ["3,4,6,6", "7,5,8,3", "0,1,1,1", "11,12,6,9,no-scale", "3,4,6,6,no-mask", "42,16,12,4",
+               "7,5,8,3,heads=2"]
 STEP_NAMES = {1: "the input x", 2: "query, key and value", 3: "the scores", 4: "the causal mask",
               5: "softmax", 6: "the output", 7: "the two checks and the exit status"}
 
@@ -91,6 +95,99 @@ def printable(text):
     """Text with its control characters (ESC, BEL, CR, ...: a terminal would obey them) shown
     as \\xNN; tabs and line breaks kept: how any of the lab's own text is shown."""
     return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: "\\x%02x" % ord(m.group()), text)
+
+
+# --- cases no student has seen ----------------------------------------------------------------
+
+MAX_DRAW = (1 << 63) - 1  # the largest seed of a draw
+
+
+def parse_draw(text):
+    """A draw's seed as an instructor gives it (--draw): a whole number from 0 to MAX_DRAW;
+    ValueError, with what is accepted, otherwise."""
+    value = (text or "").strip()
+    if not re.fullmatch(r"\d{1,19}", value) or int(value) > MAX_DRAW:
+        raise ValueError("--draw takes the seed of a draw of cases, a whole number from 0 to %d (as a summary "
+                         "or a result names it), not %r" % (MAX_DRAW, value[:40]))
+    return int(value)
+
+
+def new_draw():
+    """A seed for a new draw, from the system's randomness: nobody can know it in advance."""
+    return random.SystemRandom().randrange(1 << 48)
+
+
+class _Sizes:
+    """Draws for one grade: seeds of the lab, and sizes from 2 to SHOW_ALL (every entry
+    printed) that differ where the kind says so. Only random.Random's getrandbits is used,
+    whose numbers for a seed are the same in every Python."""
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+
+    def below(self, n):
+        bits = max(1, (n - 1).bit_length())
+        while True:
+            r = self.rng.getrandbits(bits)
+            if r < n:
+                return r
+
+    def seed(self):
+        return self.below(1 << 31)
+
+    def size(self, low=2, high=SHOW_ALL, besides=()):
+        while True:
+            n = low + self.below(high - low + 1)
+            if n not in besides:
+                return n
+
+    def distinct(self, count, besides=()):
+        got = []
+        for _ in range(count):
+            got.append(self.size(besides=tuple(besides) + tuple(got)))
+        return got
+
+
+def _same_shape(d, flags=""):  # the Python lab's shape: C = HEAD, T another (below 16 tokens)
+    t = d.size(high=SHOW_ALL - 1)
+    c = d.size(besides=(t,))
+    return "%d,%d,%d,%d%s" % (d.seed(), t, c, c, flags)
+
+
+def _all_sizes_differ(d, flags=""):
+    t = d.size(high=SHOW_ALL - 1)
+    c, h = d.distinct(2, besides=(t,))
+    return "%d,%d,%d,%d%s" % (d.seed(), t, c, h, flags)
+
+
+def _one_token(d):
+    c = d.size(low=1)
+    return "%d,1,%d,%d" % (d.seed(), c, c)
+
+
+def _sixteen_tokens(d):
+    c, h = d.distinct(2, besides=(SHOW_ALL,))
+    return "%d,%d,%d,%d" % (d.seed(), SHOW_ALL, c, h)
+
+
+def _several_heads(d):
+    heads = 2 + d.below(3)
+    return _all_sizes_differ(d, ",heads=%d" % heads)
+
+
+# Each public grade case, and how a case of its kind is drawn: the same flags, the same sizes
+# equal or different, the same condensing (none).
+GRADE_KINDS = [("3,4,6,6", _same_shape), ("7,5,8,3", _all_sizes_differ), ("0,1,1,1", _one_token),
+               ("11,12,6,9,no-scale", lambda d: _all_sizes_differ(d, ",no-scale")),
+               ("3,4,6,6,no-mask", lambda d: _same_shape(d, ",no-mask")), ("42,16,12,4", _sixteen_tokens),
+               ("7,5,8,3,heads=2", _several_heads)]
+
+
+def draw_grade_cases(seed):
+    """The cases of a grade drawn from seed: a case of each kind of GRADE_CASES, with a seed
+    and sizes of its own; the same cases for the same seed, on any machine."""
+    d = _Sizes(seed)
+    return [draw(d) for _, draw in GRADE_KINDS]
 
 
 def parse_points(text):

@@ -2,7 +2,7 @@
 """check_lab.py: checks a build of the lab step by step, and names a known mistake.
 
 usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PROGRAM] LAB [CASE ...]
-       check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] LAB [CASE ...]
+       check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] [--draw SEED] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
   CASE  seed,tokens,embed,head, then optionally ,heads=N, ,no-scale and/or ,no-mask
         (default: cases.py's DEFAULT_CASES, or GRADE_CASES with --grade)
@@ -22,6 +22,9 @@ usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PR
   --points P1,...,P7 the points of STEP 1 to 7 (default 1 each)
   --step N           exit 0 only when STEP N earned its points
   --gradescope FILE  also write Gradescope's results.json
+  --draw SEED        grade on the cases of that draw (cases.draw_grade_cases) instead of the
+                     public ones: cases no student has seen, as an instructor's grade draws
+                     them (a class's summary names its seed, to grade one lab again alike)
 
 For each case the lab runs with --digits 9 --verbose, and what it prints is compared, in the
 order of the lesson, with reference_attention.py: x (STEP 1); q, k, v (STEP 2); the scores
@@ -60,8 +63,8 @@ class Usage(Exception):
 def parse_args(argv):
     """The command line as a dict: lab, cases, timeout, report, json, name, grade, points, step, gradescope."""
     args = {"timeout": TIMEOUT, "report": None, "json": None, "name": None, "grade": False, "points": [1.0] * 7,
-            "step": None, "gradescope": None}
-    options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope")
+            "step": None, "gradescope": None, "draw": None}
+    options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope", "--draw")
     while argv[:1] and argv[0] in options:
         option, value = argv[0], argv[1] if len(argv) > 1 else None
         if option == "--grade":
@@ -83,6 +86,11 @@ def parse_args(argv):
             if not value or value.startswith("-"):
                 raise Usage("--name takes the path of the lab's program, as the report should name it")
             args["name"] = value
+        elif option == "--draw":
+            try:
+                args["draw"] = cases.parse_draw(value)
+            except ValueError as e:
+                raise Usage(str(e))
         elif option == "--step":
             if value not in [str(n) for n in range(1, 8)]:
                 raise Usage("--step takes a STEP number from 1 to 7, not %r" % (value or "")[:20])
@@ -93,12 +101,16 @@ def parse_args(argv):
                             "exists%s" % (option, ", not %r" % value[:80] if value else ""))
             args[option[2:]] = value
         argv = argv[2:]
-    if (args["step"] or args["gradescope"] or args["points"] != [1.0] * 7) and not args["grade"]:
-        raise Usage("--points, --step and --gradescope go with --grade")
+    if (args["step"] or args["gradescope"] or args["points"] != [1.0] * 7 or args["draw"] is not None) \
+            and not args["grade"]:
+        raise Usage("--points, --step, --gradescope and --draw go with --grade")
     if not argv or argv[0].startswith("-"):
         raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--grade [--points "
                     "P1,...,P7] [--step N] [--gradescope FILE]] LAB [CASE ...] (see the top of the file)")
-    lab, texts = argv[0], argv[1:] or (cases.GRADE_CASES if args["grade"] else cases.DEFAULT_CASES)
+    if args["draw"] is not None and argv[1:]:
+        raise Usage("--draw gives the cases: name no CASE with it")
+    default = cases.draw_grade_cases(args["draw"]) if args["draw"] is not None else cases.GRADE_CASES
+    lab, texts = argv[0], argv[1:] or (default if args["grade"] else cases.DEFAULT_CASES)
     if not os.path.isfile(lab):
         raise Usage("no lab at %r: give the path of a built lab04_attention" % lab)
     if not os.access(lab, os.X_OK):
@@ -148,6 +160,8 @@ def main(argv):
         lines = ["check_lab: %s %s against the reference (%s, torch %s)" % (
             "grading" if args["grade"] else "checking", args["lab"], sys.executable,
             importlib.metadata.version("torch")), "check_lab: " + box.isolation]
+        if args["draw"] is not None:
+            lines.append("check_lab: the cases of draw %d: %s" % (args["draw"], " ".join(args["cases"])))
         print("\n".join(lines), flush=True)
 
         def echo(line):  # the lab's own text in a line (its stderr, a name) is shown, never obeyed

@@ -50,7 +50,9 @@ def judge_steps(result, case):
     want = 0 if all(a and b for a, b in checks) and not compare.fused_disagrees(whole) else 1
     verdicts = {}
     stopped_in = (result.get("refused") or {}).get("head", len(views))
-    if result.get("ended"):  # a crash or a hang: the heads after the last it printed never ran
+    if result.get("ended") or result.get("status") not in (0, 1):
+        # it stopped (a crash, a hang, a blank of a starter, an error): the heads after the last it
+        # printed never ran
         stopped_in = max([h for h, v in enumerate(views) if any(
             isinstance(b, dict) for n, b in (v["parsed"] or {}).items() if n != "x")] or [0])
     for h, view in enumerate(views[:stopped_in + 1]):  # the heads after a refusal never ran

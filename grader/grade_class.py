@@ -2,18 +2,26 @@
 """grade_class.py: grades a whole class: a gradebook, feedback for each student, and what the
 class got wrong.
 
-usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [--build DIR]
-                      [--hide PATH ...] [--deadline TIME] [--late-penalty RULE]
+usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...,P7] [--timeout S]
+                      [--build DIR] [--hide PATH ...] [--deadline TIME] [--late-penalty RULE]
+                      [--no-similarity | --similar-to FOLDER ... --template FILE ...]
                       [--canvas-gradebook EXPORT.csv [--canvas-column NAME]]
                       [--moodle-gradebook EXPORT.csv] [--gradescope RESULTS] SUBMISSIONS GRADES
-       grade_class.py --merge [--canvas-gradebook EXPORT.csv] [--moodle-gradebook EXPORT.csv] GRADES SHARD_GRADES ...
+       grade_class.py --merge [--canvas-gradebook EXPORT.csv] [--moodle-gradebook EXPORT.csv]
+                      [--no-similarity | --similar-to FOLDER ...] GRADES SHARD_GRADES ...
   SUBMISSIONS  the class: a folder per student, Canvas's files, or Gradescope's export
                (submissions.py says which shapes it reads)
   GRADES       a folder to write, new or empty: grades.csv, feedback/<student>.txt,
                summary.md, and class.json (what --merge reads)
   -j N         labs graded at once (default: one per core)
   --shard I/N  grade only every Nth student, from the Ith (1 <= I <= N), for a job array;
-               then --merge the N GRADES folders into one
+               then --merge the N GRADES folders into one; needs --draw, the same for every shard
+  --draw SEED  the seed of the draw of cases to grade on (cases.draw_grade_cases): a case of
+               each kind of the public grade cases, with seeds and sizes no student has seen.
+               By default a new draw each time, from the system's randomness; the summary and
+               class.json name its seed, and a regrade with --draw SEED grades on the same
+               cases. --draw public grades on the public cases, which every student's checker
+               knows (a lab that prints their answers would score full marks)
   --points, --timeout   as check_lab.py --grade
   --hide PATH  a folder or file no lab's run may see (the class's folder and the project are
                hidden always); may be given more than once
@@ -32,6 +40,14 @@ usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] [-
                GRADES/moodle-import.csv: the students it matches (grader/lms.py), each by the
                email address Moodle has, with this lab's grade in percent, which Moodle's CSV
                import takes as it is
+  --no-similarity  leave out the summary's list of labs whose own code looks alike (grader/
+               similarity.py: Debian's sim_c++ compares what each student wrote beyond the lesson
+               and the template; a hint to look, never a grade), which runs by default
+  --similar-to FOLDER  also compare the class with the labs of an earlier term kept in FOLDER (any
+               shape SUBMISSIONS may have); may be given more than once
+  --template FILE  a file handed out to the class (a starter of your own, say), whose lines are
+               nobody's own code, as the lesson's and a starter's TODO lines are not; may be given
+               more than once
   --gradescope RESULTS  SUBMISSIONS is one submission (Gradescope's /autograder/submission):
                grade it as one student and also write Gradescope's results.json to RESULTS
                (instructor/gradescope/run_autograder does); its pre-flight asks only that the
@@ -78,6 +94,7 @@ import gradebook  # noqa: E402
 import lms  # noqa: E402
 import runner_client  # noqa: E402
 import sandbox  # noqa: E402
+import similarity  # noqa: E402
 import submissions  # noqa: E402
 import torch_python  # noqa: E402
 
@@ -108,12 +125,12 @@ def parse_args(argv):
     args = {"jobs": os.cpu_count() or 1, "shard": (1, 1), "points": [1.0] * 7, "timeout": CLASS_TIMEOUT,
             "build": os.path.join(ROOT, "build"), "merge": False, "hide": [], "gradescope": None,
             "deadline": None, "penalty": deadlines.Penalty(), "canvas": None, "canvas_column": None,
-            "moodle": None}
+            "moodle": None, "draw": None, "similarity": True, "similar_to": [], "templates": []}
     rest = []
     while argv:
         option, value = argv[0], argv[1] if len(argv) > 1 else None
-        if option == "--merge":
-            args["merge"] = True
+        if option in ("--merge", "--no-similarity"):
+            args["merge" if option == "--merge" else "similarity"] = option == "--merge"
             argv = argv[1:]
             continue
         if option in ("-j", "--jobs"):
@@ -125,6 +142,19 @@ def parse_args(argv):
             if not (i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n) <= 10000):
                 raise Usage("--shard takes I/N, with 1 <= I <= N (such as 2/8), not %r" % (value or "")[:20])
             args["shard"] = (int(i), int(n))
+        elif option in ("--similar-to", "--template"):
+            if option == "--similar-to" and not (value and os.path.isdir(value)):
+                raise Usage("--similar-to takes a folder of an earlier term's labs (any shape a class may have), not %r"
+                            % (value or "")[:80])
+            if option == "--template" and not (value and os.path.isfile(value)):
+                raise Usage("--template takes a file handed out to the class (a starter's lab04_attention.cpp, say), "
+                            "not %r" % (value or "")[:80])
+            args["similar_to" if option == "--similar-to" else "templates"].append(value)
+        elif option == "--draw":
+            try:
+                args["draw"] = "public" if value == "public" else cases.parse_draw(value)
+            except ValueError as e:
+                raise Usage(str(e)[:-1] + ", or public)" if str(e).endswith(")") else str(e))
         elif option == "--points":
             try:
                 args["points"] = cases.parse_points(value or "")
@@ -181,6 +211,19 @@ def parse_args(argv):
                     "not to a --shard")
     if args["canvas"]:
         args["canvas"].choose_column(args["canvas_column"])
+    if not args["similarity"] and (args["similar_to"] or args["templates"]):
+        raise Usage("--similar-to and --template are for the similarity check, which --no-similarity leaves out: "
+                    "give one or the other")
+    if args["merge"] and args["templates"]:
+        raise Usage("--template goes to the grading of each shard (each lab's own code is found there), not to --merge")
+    args["template"] = frozenset(similarity.template_keys(
+        [read_text(p) for p in [os.path.join(ROOT, "lab04_attention.cpp")] + args["templates"]]))
+    if args["shard"] != (1, 1) and args["draw"] is None:
+        raise Usage("--shard needs --draw SEED, one seed for every shard of the class (any whole number, such as "
+                    "--draw %d), so that the whole class is graded on the same cases" % cases.new_draw())
+    if args["draw"] is None:
+        args["draw"] = cases.new_draw()
+    args["cases"] = cases.GRADE_CASES if args["draw"] == "public" else cases.draw_grade_cases(args["draw"])
     if args["merge"]:
         if len(rest) < 2:
             raise Usage("usage: grade_class.py --merge GRADES SHARD_GRADES ... (the folders --shard wrote)")
@@ -192,6 +235,29 @@ def parse_args(argv):
         args["submissions"], args["grades"] = rest
     check_new_folder(args["grades"])
     return args
+
+
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(submissions.MAX_BYTES + 1)
+    except OSError as e:
+        raise Usage("cannot read %s: %s" % (path, e.strerror))
+
+
+def look_alike(args, rows):
+    """The similarity check's result for the class's rows (similarity.look_alike), with the
+    earlier terms' labs; None when it is left out."""
+    if not args["similarity"]:
+        return None
+    earlier = []
+    for folder in args["similar_to"]:
+        for s in submissions.find_students(folder):
+            if s.problem() is None:
+                earlier.append(("%s (%s)" % (s.label, os.path.basename(os.path.normpath(folder))),
+                                similarity.own_code(s.text, args["template"])))
+    labs = [(gradebook.name_of(r), [tuple(x) for x in r["own_code"]]) for r in rows if r.get("own_code")]
+    return similarity.look_alike(labs, earlier)
 
 
 def check_new_folder(path):
@@ -440,15 +506,15 @@ def grade_student(job):
     """Grades one student: the row of the gradebook (gradebook.py), with its feedback. An error
     of the grader's own, or grading past the student's budget, costs this row (status
     "grader error": not graded), never the class."""
-    student, compile_command, points, timeout = job
+    student, compile_command, points, timeout, texts, template = job
 
     def over_budget(*_):
         raise OverBudget("grading this lab took longer than its budget of %d s" % budget)
-    budget = grader_budget(timeout, len(cases.GRADE_CASES))
+    budget = grader_budget(timeout, len(texts))
     signal.signal(signal.SIGALRM, over_budget)
     signal.alarm(budget)
     try:
-        return grade_one(student, compile_command, points, timeout)
+        return grade_one(student, compile_command, points, timeout, texts, template)
     except Exception as e:  # pylint: disable=broad-except
         if Worker.runner:  # its answer may be half read: the next lab gets a new runner
             Worker.runner.close_process()
@@ -471,7 +537,7 @@ def new_row(student, points, **fields):
     return row
 
 
-def grade_one(student, compile_command, points, timeout):
+def grade_one(student, compile_command, points, timeout, texts, template=frozenset()):
     import compare
     import diagnosis
     import running
@@ -483,6 +549,7 @@ def grade_one(student, compile_command, points, timeout):
         row["status"], row["diagnosis"] = problem
         row["feedback"] = ["Not graded: %s." % problem[1]]
         return row
+    row["own_code"] = similarity.own_code(student.text, template)  # what the summary compares
     # The staged lab: a folder only the grader and this student's sandbox user can enter, in one
     # that others may cross but not list (and, as root, the compile's root beside it).
     top = tempfile.mkdtemp(prefix="lab04-class-")
@@ -514,7 +581,7 @@ def grade_one(student, compile_command, points, timeout):
         clock = time.monotonic()
         try:
             results, not_run = verdict.run_cases(lambda case: running.run_case(box, case, timeout, "lab04_attention"),
-                                                 cases.GRADE_CASES)
+                                                 texts)
         finally:
             box.close()
         score, total, grades, parts, report = verdict.grade_lines(results, not_run, points)
@@ -631,12 +698,13 @@ def grade(args):
     # then run on one thread each, one per core.
     import torch
     torch.set_num_threads(1)
-    for text in cases.GRADE_CASES:
+    for text in args["cases"]:
         c = cases.parse_case(text)
-        reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"])
+        reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
+                                      heads=c["heads"])
     started = time.monotonic()
     rows = []
-    jobs = [(s, compile_command, args["points"], args["timeout"]) for s in mine]
+    jobs = [(s, compile_command, args["points"], args["timeout"], args["cases"], args["template"]) for s in mine]
     context = multiprocessing.get_context("fork")
     with context.Pool(min(args["jobs"], max(len(jobs), 1)), start_worker, (paths, args["hide"])) as pool:
         preflight(pool, compile_command, args, full=not args["gradescope"])
@@ -644,7 +712,7 @@ def grade(args):
         results = pool.imap_unordered(grade_student, jobs)
         # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
         # longer has stopped, and the class ends with that said rather than waiting forever.
-        patience = 2 * COMPILE_TIMEOUT + len(cases.GRADE_CASES) * (args["timeout"] + 10) + 120
+        patience = 2 * COMPILE_TIMEOUT + len(args["cases"]) * (args["timeout"] + 10) + 120
         while len(rows) < len(jobs):
             try:
                 rows.append(results.next(timeout=patience))
@@ -660,12 +728,13 @@ def grade(args):
     if tty:
         sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
                          "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
-    meta = {"cases": cases.GRADE_CASES, "points": args["points"], "shard": "%d/%d" % (i, n),
+    meta = {"cases": args["cases"], "draw": args["draw"], "points": args["points"], "shard": "%d/%d" % (i, n),
+            "similarity": look_alike(args, rows) if n == 1 else None,
             "class": [s.label for s in students],
             "deadline": args["deadline"].isoformat() if args["deadline"] else None, "late_penalty": str(args["penalty"])}
     written = gradebook.write(args["grades"], rows, meta, args["exports"])
     if args["gradescope"] and rows[0]["status"] != "grader error":
-        gradebook.gradescope_results(rows[0], args["points"], args["gradescope"])
+        gradebook.gradescope_results(rows[0], args["points"], args["gradescope"], meta)
     return written
 
 
@@ -692,10 +761,11 @@ def preflight(pool, compile_command, args, full=True):
     header, runner and sandbox); unless it earns full marks (or, not full, runs to the end),
     the class is refused."""
     lesson = submissions.Student("the lesson", [os.path.join(ROOT, "lab04_attention.cpp")], "pre-flight")
-    row = pool.apply(grade_student, ((lesson, compile_command, args["points"], args["timeout"]),))
+    row = pool.apply(grade_student, ((lesson, compile_command, args["points"], args["timeout"], args["cases"],
+                                      frozenset()),))
     if row["status"] != "graded" or (full and row["score"] != row["max_score"]):
-        raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path (%s: %s), so no student's "
-                    "grade could be trusted; nothing was graded" % (
+        raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path on the class's cases (%s: %s), "
+                    "so no student's grade could be trusted; nothing was graded" % (
                         os.path.join(ROOT, "lab04_attention.cpp"), gradebook.fmt(row["score"]),
                         gradebook.fmt(row["max_score"]), row["status"], " ".join(row["diagnosis"].split())[:300]))
 
@@ -727,7 +797,8 @@ def main(argv):
     try:
         args = parse_args(argv)
         if args["merge"]:
-            summary, faults = gradebook.merge(args["grades"], args["shards"], args["exports"])
+            summary, faults = gradebook.merge(args["grades"], args["shards"], args["exports"],
+                                              lambda rows: look_alike(args, rows))
         else:
             try:
                 torch_python.with_torch()  # this Python, or one that sees Debian's packages

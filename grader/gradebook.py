@@ -19,6 +19,8 @@ import os
 import re
 
 import cases
+import deadlines
+import similarity
 from mistakes import MISTAKES
 
 COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + [
@@ -106,8 +108,16 @@ def summary_text(rows, points, meta=None):
         mid = scores[len(scores) // 2] if len(scores) % 2 else (scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2
         lines.append("Mean score %.2f/%s, median %s/%s (every student counts; no lab scores 0)."
                      % (sum(scores) / n, fmt(total), fmt(mid), fmt(total)))
+    if meta and meta.get("cases"):
+        lines.append(cases_line(meta))
     if meta and (meta.get("deadline") or meta.get("late_penalty", "none") != "none"):
         lines.append("Deadline: %s; late penalty: %s." % (meta.get("deadline") or "none given", meta.get("late_penalty")))
+    dated = [r for r in rows if r.get("time_source") == deadlines.COMMIT_DATE]
+    if dated:
+        lines.append("Times: %d of the repositories are timed by their commit dates alone, which students set "
+                     "themselves (git commit --date, GIT_COMMITTER_DATE): the late column says so. Classroom 50's "
+                     "submission tags, Gradescope's upload times and Canvas's late mark are times they cannot set."
+                     % len(dated))
     lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r["isolation"] for r in rows if r.get("isolation")})]
     lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]
     distribution = {}
@@ -161,6 +171,7 @@ def summary_text(rows, points, meta=None):
         for g in sorted(groups, key=lambda g: (-len(g), name_of(g[0]))):
             w = g[0]["wrong_numbers"]
             lines.append("- STEP %s (%s): %s" % (w["step"], w["name"], ", ".join(sorted(md(name_of(r)) for r in g))))
+    lines += similarity_lines(meta.get("similarity") if meta else None, meta)
     stopped = [r for r in graded if r["status"] != "graded"]
     if stopped:
         lines += ["", "## Labs that did not run to the end", ""] + [
@@ -173,7 +184,52 @@ def summary_text(rows, points, meta=None):
     return "\n".join(plain(line, keep="") for line in lines) + "\n"
 
 
-def gradescope_results(row, points, path):
+def similarity_lines(found, meta):
+    """The summary's part on labs whose own code looks alike (similarity.look_alike's result)."""
+    if found is None:
+        return [] if meta and meta.get("shard", "1/1") != "1/1" else [
+            "", "## Code that looks alike", "", "Not checked (--no-similarity)."]
+    lines = ["", "## Code that looks alike", ""]
+    if not found["checked"]:
+        return lines + ["Not checked: %s. The class was graded all the same." % found["why"]]
+    lines.append("Each lab's own code (its lines that are neither the lesson's nor the handed-out template's, "
+                 "compared with names, numbers and strings alike) was compared with every other's by Debian's "
+                 "similarity tester, sim_c++: %d labs had enough of it to compare (%d tokens or more), in %.1f s. "
+                 "A hint to look at them side by side, never a verdict: the grades are not changed." % (
+                     found["compared"], similarity.OWN, found["seconds"]))
+    lines.append("")
+    if not found["pairs"]:
+        return lines + ["None: no two labs share most of their own code."]
+    groups = similarity.groups(found["pairs"])
+    for g in (g for g in groups if len(g) > 2):  # many labs alike: one line, not every pair
+        inside = [p for p in found["pairs"] if p["a"] in g and p["b"] in g]
+        shares = [x for p in inside for x in (p["a_share"], p["b_share"]) if x]
+        lines.append("- a group of %d labs whose own code looks alike (%d pairs, %d%% to %d%% of one's own code in "
+                     "the other's): %s" % (len(g), len(inside), min(shares), max(shares), ", ".join(md(n) for n in sorted(g))))
+    for p in (p for p in found["pairs"] if any(len(g) == 2 and p["a"] in g for g in groups)):
+        said = []
+        if p["a_share"]:
+            said.append("%d%% of %s's own code is in %s's" % (p["a_share"], md(p["a"]), md(p["b"])))
+        if p["b_share"]:
+            said.append("%d%% of %s's own code is in %s's" % (p["b_share"], md(p["b"]), md(p["a"])))
+        lines.append("- %s and %s%s: %s (lines %s of %s's, %s of %s's)" % (
+            md(p["a"]), md(p["b"]), " (an earlier term's)" if p.get("earlier") else "", "; ".join(said),
+            p["a_lines"] or "?", md(p["a"]), p["b_lines"] or "?", md(p["b"])))
+    return lines
+
+
+def cases_line(meta):
+    """What the summary says of the cases the class was graded on."""
+    if meta.get("draw") == "public":
+        return "Cases: the public ones (--draw public), which every student's own checker uses: a lab that " \
+               "printed their answers would score full marks. %s." % " ".join(meta["cases"])
+    if meta.get("draw") is None:
+        return "Cases: %s." % " ".join(meta["cases"])
+    return "Cases: drawn for this grade, no student has seen them (--draw %s: a regrade with it grades on the same " \
+           "cases): %s." % (meta["draw"], " ".join(meta["cases"]))
+
+
+def gradescope_results(row, points, path, meta=None):
     """Gradescope's results.json for one row: a test per STEP (its score, its points, its line
     of the report), the total, and the row's feedback as the output (escaped as the feedback
     files are). A lab that was not graded, or did not compile, scores 0 with the reason."""
@@ -182,7 +238,9 @@ def gradescope_results(row, points, path):
               "score": float(row["steps"][n - 1]), "max_score": float(points[n - 1]),
               "output": lines.get(n, "not graded: %s" % row["status"])} for n in range(1, 8)]
     data = {"score": float(row["score"]), "output": feedback_text(row) + ("\n" + plain(row["isolation"]) if row.get(
-        "isolation") else ""), "stdout_visibility": "visible", "tests": tests}
+        "isolation") else "") + ("\n" + cases_line(meta) if meta else ""), "stdout_visibility": "visible", "tests": tests}
+    if meta:  # the draw of cases, to grade this submission again alike (check_lab.py --grade --draw SEED)
+        data["extra_data"] = {"draw": meta.get("draw"), "cases": meta.get("cases")}
     with open(path + ".new", "w") as f:
         json.dump(data, f, indent=2)
     os.replace(path + ".new", path)
@@ -240,8 +298,9 @@ def write(folder, rows, meta, exports=()):
     return summary, sum(1 for r in rows if r["status"] == "grader error")
 
 
-def merge(folder, shards, exports=()):
-    """Joins the class.json of each shard of one class into one gradebook in folder."""
+def merge(folder, shards, exports=(), look_alike=None):
+    """Joins the class.json of each shard of one class into one gradebook in folder; look_alike,
+    given the rows, says which labs' own code looks alike (similarity.look_alike), or None."""
     parts = []
     for s in shards:
         try:
@@ -253,6 +312,9 @@ def merge(folder, shards, exports=()):
     first = parts[0][1]
     seen, rows = {}, []
     for s, p in parts:
+        if p.get("draw") != first.get("draw"):
+            raise Mismatch("%s and %s were graded on different draws of cases (--draw %s and --draw %s): grade every "
+                           "shard of a class with the same --draw SEED" % (parts[0][0], s, first.get("draw"), p.get("draw")))
         for key, what in (("cases", "cases"), ("points", "points"), ("class", "students"), ("deadline", "deadline"),
                           ("late_penalty", "late penalty")):
             if p.get(key) != first.get(key):
@@ -279,6 +341,6 @@ def merge(folder, shards, exports=()):
     for export in exports:  # an identifier that fits two students: refused before anything is written
         export.match([(r["student"], r.get("id", "")) for r in rows])
     os.makedirs(folder, exist_ok=True)
-    meta = {k: first.get(k) for k in ("cases", "points", "class", "deadline", "late_penalty")}
-    meta.update(shard="1/1")
+    meta = {k: first.get(k) for k in ("cases", "draw", "points", "class", "deadline", "late_penalty")}
+    meta.update(shard="1/1", similarity=look_alike(rows) if look_alike else None)
     return write(folder, rows, meta, exports)

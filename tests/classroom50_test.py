@@ -2,11 +2,12 @@
 """Classroom 50's autograder, run as Classroom 50's runner runs it: in the student's checkout,
 with the runner's environment, as `python3 autograder.py`.
 
-usage: classroom50_test.py WORK_DIR LAB_CPP LAB
+usage: classroom50_test.py WORK_DIR LAB_CPP LAB LESSON
 
   WORK_DIR  a folder for the simulation (emptied first)
   LAB_CPP   a submission: a lab04_attention.cpp (a mutant, say)
   LAB       the same lab, built (check_lab.py --grade grades it directly, to compare)
+  LESSON    the lesson, built (to write a lab that prints its answers)
 
 make_starter.py --classroom50 writes the classroom's part; its template/ becomes a student's
 repository (a commit at a known time), its autograder/ the bundle. Each result.json is checked
@@ -15,7 +16,9 @@ classroom50/result/v1, written out here: the schema, the identity fields equal t
 variables, non-empty URLs, the commit's time in UTC, whole non-negative points with score <=
 max-score, a list of tests each with a name, a boolean passed and whole points, and no
 top-level field the schema does not name. Then: the mutant scores what check_lab.py --grade
-gives it; the starter as given has STEP 1 and 2 right and STEP 3 not written yet; a lab that does not compile, or no
+gives it on the draw of cases the release names; a lab that only prints the lesson's answers
+to the public cases scores at most 1, the lesson 7, a lab with one mistake 6 (each push is
+graded on cases drawn anew); the starter as given has STEP 1 and 2 right and STEP 3 not written yet; a lab that does not compile, or no
 lab, scores 0 with the reason (and a result.json left in the checkout by the student is not
 what is read); a grader fault writes no result.json and exits 1; no runner's variables is one
 line and exit 2; points that are not whole are refused when making it.
@@ -29,6 +32,7 @@ import sys
 
 import checklist
 import make_class
+import memorised_answers
 import project
 
 MAKE_STARTER = os.path.join(project.ROOT, "instructor", "make_starter.py")
@@ -130,10 +134,10 @@ def contract_problems(result, env):
 
 
 def main(argv):
-    if len(argv) != 3:
-        print("classroom50_test: usage: classroom50_test.py WORK_DIR LAB_CPP LAB", file=sys.stderr)
+    if len(argv) != 4:
+        print("classroom50_test: usage: classroom50_test.py WORK_DIR LAB_CPP LAB LESSON", file=sys.stderr)
         return 2
-    work, lab_cpp, lab = (os.path.abspath(a) for a in argv)
+    work, lab_cpp, lab, lesson = (os.path.abspath(a) for a in argv)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     os.chmod(work, 0o755)
@@ -156,14 +160,16 @@ def main(argv):
                    refused.returncode == 2 and len(refused.stderr.splitlines()) == 1 and "whole numbers" in refused.stderr
                    and not os.path.exists(os.path.join(work, "fractions")), refused.stderr))
 
-    direct = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
-                            capture_output=True, text=True)
-    m = re.search(r"^score: (\d+)/7$", direct.stdout, re.M)
-    steps = [int(s) for s in re.findall(r"^STEP \d  .*? (\d)/1  ", direct.stdout, re.M)]
     with open(lab_cpp) as f:
         checkout = checkout_of(work, "mutant", f.read())
     env = runner_environment(work, checkout)
     status, result, body, output = autograde(work, checkout)
+    draw = re.search(r"cases drawn for this grade \(draw (\d+)\)", body or "")
+    checks.append(("the release names the draw of cases it was graded on", draw is not None, (body or output)[-1500:]))
+    direct = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade"] +
+                            (["--draw", draw.group(1)] if draw else []) + [lab], capture_output=True, text=True)
+    m = re.search(r"^score: (\d+)/7$", direct.stdout, re.M)
+    steps = [int(s) for s in re.findall(r"^STEP \d  .*? (\d)/1  ", direct.stdout, re.M)]
     problems = contract_problems(result, env) if result else ["no result.json"]
     checks.append(("a mutant: exit 0 and a result.json that follows the v1 contract", status == 0 and not problems,
                    "exit %d, %s\n%s" % (status, problems, output[-1500:])))
@@ -178,6 +184,16 @@ def main(argv):
         checks.append(("its release-body.md gives the grade step by step and the diagnosis",
                        body is not None and "%d/7" % result["score"] in body and "diagnosis:" in body
                        and "STEP 5" in body, (body or "")[:800]))
+
+    for name, text, lowest, highest in (("memorised", memorised_answers.source(lesson), 0, 1),
+                                        ("lesson", make_class.lab_text("lesson"), 7, 7),
+                                        ("one_mistake", make_class.lab_text("no_scale"), 6, 6)):
+        status, result, body, output = autograde(work, checkout_of(work, name, text))
+        checks.append(("%s: a score from %d to %d (%s)" % (name, lowest, highest, {
+            "memorised": "it prints the lesson's answers to the public cases and computes nothing",
+            "lesson": "full marks", "one_mistake": "no scale: one step lost"}[name]),
+            status == 0 and result is not None and lowest <= result["score"] <= highest,
+            "exit %d, %s\n%s" % (status, result and result["score"], (body or output)[-1200:])))
 
     checkout = checkout_of(work, "starter", False)
     status, result, body, output = autograde(work, checkout)

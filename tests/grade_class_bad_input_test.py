@@ -10,7 +10,8 @@ shape; a GRADES folder that is not empty, or is a file; a --shard that is not I/
 not of one class (other points, the same shard twice, a shard missing, other students); a
 --deadline that is not a time with a zone; a --late-penalty that is not a rule; an LMS export
 without the columns it needs, not CSV, or whose identifier fits two students; --canvas-column
-alone; an LMS export given to one shard.
+alone; an LMS export given to one shard; a --draw that is not a seed, a --shard without
+--draw, shards of different draws to merge.
 """
 import json
 import os
@@ -29,14 +30,14 @@ def snapshot(folder):
                   for t, _, fs in os.walk(folder) for f in fs)
 
 
-def shard(folder, i, n, points, students):
+def shard(folder, i, n, points, students, draw=None):
     """A shard's GRADES folder as --shard writes it (class.json is what --merge reads)."""
     os.makedirs(folder)
     rows = [{"student": s, "score": 1.0, "max_score": 7.0, "steps": [1.0] + [0.0] * 6, "status": "graded",
              "diagnosis": "", "mistake": None, "feedback": []} for s in students[i - 1::n]]
     with open(os.path.join(folder, "class.json"), "w") as f:
         json.dump({"cases": ["3,4,6,6"], "points": points, "shard": "%d/%d" % (i, n), "class": students,
-                   "rows": rows}, f)
+                   "rows": rows, "draw": draw}, f)
 
 
 def main(argv):
@@ -66,6 +67,8 @@ def main(argv):
     shard(j("s2_other_points"), 2, 2, [2.0] + [1.0] * 6, students)
     shard(j("s2_other_class"), 2, 2, one, students + ["eve"])
     shard(j("s1_of_3"), 1, 3, one, students)
+    shard(j("s1_draw_1"), 1, 2, one, students, draw=1)
+    shard(j("s2_draw_2"), 2, 2, one, students, draw=2)
     exports = {
         "canvas_no_section.csv": "Student,ID,SIS User ID,SIS Login ID,Lab 03 (1)\nA,1,a,alice,3\n",
         "canvas_no_id.csv": "Student,SIS Login ID,Section\nA,alice,S\n",
@@ -133,6 +136,13 @@ def main(argv):
          "no Email address column"),
         ("a Moodle identifier that fits two students", ["--moodle-gradebook", j("moodle_twice.csv"), cls, new],
          "fits 2 students of Moodle"),
+        ("--draw that is no number", ["--draw", "x", cls, new], "--draw takes"),
+        ("--draw below 0", ["--draw", "-1", cls, new], "--draw takes"),
+        ("--draw past 2^63-1", ["--draw", "9223372036854775808", cls, new], "--draw takes"),
+        ("--draw with no value", [cls, new, "--draw"], "--draw takes"),
+        ("--shard without --draw", ["--shard", "1/2", cls, new], "--shard needs --draw"),
+        ("merge: shards of different draws of cases", ["--merge", new, j("s1_draw_1"), j("s2_draw_2")],
+         "different draws"),
         ("an LMS export given to a shard", ["--shard", "1/2", "--moodle-gradebook", j("moodle_twice.csv"), cls, new],
          "give them to --merge"),
     ]

@@ -37,6 +37,7 @@ import project
 from built_alone import build_alone, build_commands
 
 GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
+DRAW = "20261202"  # the draw of cases every class here is graded on, and each lab alone
 MAKE_CLASS = os.path.join(project.ROOT, "tests", "make_class.py")
 CHECK_LAB = os.path.join(project.CHECKER, "check_lab.py")
 
@@ -59,7 +60,7 @@ def grade_class(*args):
 
 def alone_grade(lab, timeout):
     """(score, steps) of check_lab.py --grade LAB: the steps' points from its STEP lines."""
-    done = subprocess.run([sys.executable, CHECK_LAB, "--grade", "--timeout", str(timeout), lab],
+    done = subprocess.run([sys.executable, CHECK_LAB, "--grade", "--draw", DRAW, "--timeout", str(timeout), lab],
                           capture_output=True, text=True)
     steps = [float(m.group(1)) for m in re.finditer(r"^STEP \d  .*? (\d+(?:\.\d+)?)/\d", done.stdout, re.M)]
     score = re.search(r"^score: ([\d.]+)/", done.stdout, re.M)
@@ -123,7 +124,7 @@ def main(argv):
     results = {}
     for shape in classes:
         grades = os.path.join(work, shape + "-grades")
-        done = grade_class("--timeout", str(timeout), "--build", build, os.path.join(work, shape), grades)
+        done = grade_class("--draw", DRAW, "--timeout", str(timeout), "--build", build, os.path.join(work, shape), grades)
         results[shape] = grades
         if done.returncode == 2 and "cannot enter" in done.stderr:
             print("SKIPPED: the class grader refuses this build: " + done.stderr.strip())
@@ -226,7 +227,7 @@ def main(argv):
     shards = []
     for i in (1, 2, 3):
         out = os.path.join(work, "shard%d" % i)
-        done = grade_class("--shard", "%d/3" % i, "--timeout", str(timeout), "--build", build,
+        done = grade_class("--draw", DRAW, "--shard", "%d/3" % i, "--timeout", str(timeout), "--build", build,
                            os.path.join(work, "folders"), out)
         shards.append(out)
         checks.append(("shard %d/3 is graded" % i, done.returncode == 0, done.stderr[-1000:]))

@@ -1,15 +1,19 @@
 """Gradescope's autograder, tried in a folder that stands for /autograder.
 
-usage: gradescope_test.py WORK_DIR LAB_CPP LAB
+usage: gradescope_test.py WORK_DIR LAB_CPP LAB LESSON
 
   WORK_DIR  a folder for the simulation (emptied first)
   LAB_CPP   a submission: a lab04_attention.cpp (a mutant, say)
   LAB       the same lab, built (to grade it directly and compare)
+  LESSON    the lesson, built (to write a lab that prints its answers)
 
 make_starter.py --autograder writes the zip; it is unpacked into WORK_DIR/autograder/source
 as Gradescope does, the submission goes into .../submission, and run_autograder runs with
 AUTOGRADER_ROOT pointing there. Its results.json must hold a test per STEP whose scores add
-up to its total, and that total must equal check_lab.py --grade's score for the built lab. A
+up to its total, and that total must equal check_lab.py --grade's score for the built lab on the same draw of cases
+(results.json names it). Each submission is graded on cases drawn anew: a lab that only
+prints the lesson's answers to the public cases scores at most 1 of 7, while the lesson scores
+7 and a lab with one mistake loses its one step. A
 submission without the lab, and one that does not compile, must score 0 with the reason. A
 lab that prints the lesson's numbers and then aborts scores STEP 1 to 6 (what it printed).
 A grader fault (the checker itself broken, in this copy) is never a grade: no results.json,
@@ -25,6 +29,7 @@ import zipfile
 
 import checklist
 import make_class
+import memorised_answers
 import project
 
 
@@ -49,10 +54,10 @@ def autograde(root, submission_text):
 
 
 def main(argv):
-    if len(argv) != 3 or not os.path.isfile(argv[1]) or not os.access(argv[2], os.X_OK):
-        print("gradescope_test: usage: gradescope_test.py WORK_DIR LAB_CPP LAB", file=sys.stderr)
+    if len(argv) != 4 or not os.path.isfile(argv[1]) or not os.access(argv[2], os.X_OK):
+        print("gradescope_test: usage: gradescope_test.py WORK_DIR LAB_CPP LAB LESSON", file=sys.stderr)
         return 2
-    work, lab_cpp, lab = argv
+    work, lab_cpp, lab, lesson = argv
     shutil.rmtree(work, ignore_errors=True)
     root = os.path.join(work, "autograder")
     os.makedirs(os.path.join(root, "source"))
@@ -68,8 +73,11 @@ def main(argv):
         return checklist.report([("setup.sh builds the project", False, (setup.stdout + setup.stderr)[-2000:])])
     checks = []
     results, output = autograde(root, open(lab_cpp).read())
-    direct = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
-                            capture_output=True, text=True)
+    draw = (results or {}).get("extra_data", {}).get("draw")
+    checks.append(("results.json names the draw of cases it was graded on, drawn anew (not the public cases)",
+                   isinstance(draw, int), json.dumps((results or {}).get("extra_data")) or output[-2000:]))
+    direct = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade"] +
+                            (["--draw", str(draw)] if isinstance(draw, int) else []) + [lab], capture_output=True, text=True)
     m = re.search(r"^score: ([\d.]+)/([\d.]+)$", direct.stdout, re.M)
     if results is None:
         checks.append(("run_autograder writes results.json", False, output[-3000:]))
@@ -82,9 +90,18 @@ def main(argv):
              and all("max_score" in t and "output" in t for t in tests), json.dumps(tests)[:1500]),
             ("its tests add up to its total", abs(total - results["score"]) < 1e-9,
              "tests %g, total %g" % (total, results["score"])),
-            ("its total equals check_lab.py --grade's score", m is not None and abs(float(m.group(1)) - results["score"]) < 1e-9,
+            ("its total equals check_lab.py --grade's score on the same draw",
+             m is not None and abs(float(m.group(1)) - results["score"]) < 1e-9,
              "results.json %g, --grade: %s" % (results["score"], m.group(0) if m else direct.stdout[-500:])),
         ]
+    for what, text, lowest, highest in (
+            ("a lab that prints the lesson's answers to the public cases and computes nothing scores at most 1",
+             memorised_answers.source(lesson), 0, 1),
+            ("the lesson scores 7", make_class.lab_text("lesson"), 7, 7),
+            ("a lab with one mistake (no scale) scores 6", make_class.lab_text("no_scale"), 6, 6)):
+        results, output = autograde(root, text)
+        checks.append((what, results is not None and lowest <= results["score"] <= highest,
+                       "%s: %s" % (results and results["score"], (results or {}).get("output", output)[-1500:])))
     results, output = autograde(root, None)
     checks.append(("a submission without lab04_attention.cpp scores 0 with the reason",
                    results is not None and results["score"] == 0 and "no lab04_attention.cpp" in results["output"],

@@ -92,7 +92,8 @@ def open_to_others(paths):
 
 
 def grade(checkout, folder, private):
-    """The submission's row of the class grader's gradebook (grades/class.json)."""
+    """The submission's row of the class grader's gradebook (grades/class.json), and the class's
+    (the cases it was graded on: drawn anew for each grade, no student has seen them)."""
     grades = os.path.join(private, "grades")
     points = ",".join(str(p) for p in POINTS)
     command = as_root([os.path.join(PROJECT, "grader", "grade_class.py"), "--build", folder, "--jobs", "1",
@@ -103,13 +104,14 @@ def grade(checkout, folder, private):
     sys.stderr.write(done.stderr)
     try:
         with open(os.path.join(grades, "class.json")) as f:
-            row = json.load(f)["rows"][0]
+            graded = json.load(f)
+        row = graded["rows"][0]
     except (OSError, ValueError, KeyError, IndexError):
         raise GraderFault("the class grader wrote no grade (exit status %d)" % done.returncode)
     if done.returncode != 0 or row["status"] == "grader error":
         raise GraderFault("the class grader could not grade the lab (%s)" % (row.get("diagnosis") or
                                                                             "exit status %d" % done.returncode))
-    return row
+    return row, graded
 
 
 def committed_at(checkout):
@@ -150,7 +152,7 @@ def fence(text):
     return "`" * max(3, longest + 1)
 
 
-def release_body(result, row):
+def release_body(result, row, graded):
     lines = ["### Lab 04, self-attention: %d/%d (%s)" % (result["score"], result["max-score"], row["status"]), "",
              "| STEP | points | |", "|---|---|---|"]
     for t in result["tests"]:
@@ -159,7 +161,9 @@ def release_body(result, row):
     if len(feedback) > BODY_LIMIT:
         feedback = feedback[:BODY_LIMIT] + "\n... (cut here: the whole report is in the grade job's log)"
     mark = fence(feedback)
-    return "\n".join(lines + ["", "Each STEP is judged on your lab's own numbers.", "", mark, feedback, mark, ""])
+    drawn = "Each STEP is judged on your lab's own numbers, in cases drawn for this grade (draw %s): %s." % (
+        graded.get("draw"), " ".join(graded.get("cases") or []))
+    return "\n".join(lines + ["", drawn, "", mark, feedback, mark, ""])
 
 
 def clear(path):
@@ -198,9 +202,9 @@ def main():
         folder = os.path.join(env.get("RUNNER_TEMP") or tempfile.gettempdir(), "lab04-build")
         build(folder)
         open_to_others([PROJECT, folder])
-        row = grade(checkout, folder, private)
+        row, graded = grade(checkout, folder, private)
         result = result_of(row, env, checkout)
-        write(os.path.join(checkout, "release-body.md"), release_body(result, row))
+        write(os.path.join(checkout, "release-body.md"), release_body(result, row, graded))
         write(os.path.join(checkout, "result.json"), json.dumps(result, indent=2) + "\n")
         print("autograder: %d/%d (%s); wrote result.json and release-body.md" % (
             result["score"], result["max-score"], row["status"]))

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The cases an instructor's grade draws are of the public grade cases' kinds, the same for a
+seed on any machine, and fair: every known mistake loses the same steps on any draw as on the
+public cases, and the lesson none.
+
+usage: drawn_cases_test.py [DRAWS]   (default 32: the draws of seeds 0 to 31, and one new draw,
+                                      so that each run of the test tries a draw no run tried)
+
+For each draw (cases.draw_grade_cases): one case per public grade case, each of its kind (the
+same flags and number of heads; one token where it has one; embed equal to head where it has
+them equal; sizes that differ where its sizes differ; 16 tokens where it has 16; every entry
+printed), with seeds of their own. Then each entry of mistakes.py is graded on the draw and on
+the public cases as the lab with that mistake would print (the reference's numbers, at 9
+decimals, through grading.py; a lab whose out is not (T, HEAD) stops after printing it, as the
+lab does), and must lose the same steps on both; the lesson loses none. The same seed gives the
+same cases in another Python process (another hash seed). Prints OK or NOT OK for each promise.
+"""
+import os
+import subprocess
+import sys
+
+import torch
+
+import project  # noqa: F401  (puts checker/ on sys.path)
+import cases
+import compare
+import diagnosis
+import grading
+from catalogue_test import printed
+from mistakes import MISTAKES
+
+
+def simulated(ex, text, combo):
+    """One case of a lab that makes the mistakes of combo, as compare.judge's result has it."""
+    case = cases.parse_case(text)
+    views, status, refused = [], 0, None
+    for h in range(case["heads"]):
+        tensors = ex.predict(text, combo, of_head=h)
+        blocks = printed(tensors)
+        out = []
+        if tuple(tensors["out"].shape) != (case["tokens"], case["head"]):  # the lab stops there
+            status, refused = cases.EXIT_NOT_THE_LESSONS_TENSOR, {"head": h, "step": "6", "name": "out"}
+        else:
+            sums, causal = grading.own_checks(blocks["weights"]["values"])
+            out = [compare.verdict_line(sums, causal)]
+            status = status or (0 if sums and causal else 1)
+        views.append({"out": out, "parsed": blocks})
+        if refused:
+            break
+    views += [{"out": [], "parsed": {}} for _ in range(case["heads"] - len(views))]
+    return {"text": text, "out": views[0]["out"], "parsed": views[0]["parsed"], "status": status,
+            "heads": views if case["heads"] > 1 else None, "whole_out": [l for v in views for l in v["out"]],
+            "refused": refused, "said": "", "ended": None}
+
+
+def lost(ex, texts, combo):
+    grades = grading.grade_steps([simulated(ex, t, combo) for t in texts])
+    return sorted(n for n in range(1, 8) if grades[n] is not None)
+
+
+def of_its_kind(public, drawn):
+    """What makes drawn not a case of public's kind, or None."""
+    p, d = cases.parse_case(public), cases.parse_case(drawn)
+    sizes = lambda c: (c["tokens"], c["embed"], c["head"])
+    problems = []
+    if (p["scale"], p["mask"], p["heads"] > 1) != (d["scale"], d["mask"], d["heads"] > 1):
+        problems.append("other flags or heads")
+    if (p["tokens"] == 1) != (d["tokens"] == 1) or (p["tokens"] == 16) != (d["tokens"] == 16):
+        problems.append("one token or sixteen, where the public case has not, or the other way")
+    if (p["embed"] == p["head"]) != (d["embed"] == d["head"]):
+        problems.append("embed and head equal where the public case's differ, or the other way")
+    if len(set(sizes(p))) == 3 and len(set(sizes(d))) != 3:
+        problems.append("sizes equal where the public case's all differ")
+    if not cases.prints_every_entry(d):
+        problems.append("a size past %d (not every entry printed)" % cases.SHOW_ALL)
+    return "; ".join(problems) or None
+
+
+def main(argv):
+    draws = int(argv[0]) if argv and argv[0].isdigit() else 32
+    ex = diagnosis.Explainer(MISTAKES)
+    torch.set_num_threads(1)
+    public = {m["id"]: lost(ex, cases.GRADE_CASES, (m,)) for m in MISTAKES}
+    checks = [("the lesson loses no step on the public cases", lost(ex, cases.GRADE_CASES, ()) == [], "")]
+    seeds = list(range(draws)) + [cases.new_draw()]
+    kinds, unfair, lesson = [], [], []
+    for seed in seeds:
+        drawn = cases.draw_grade_cases(seed)
+        if len(drawn) != len(cases.GRADE_CASES) or drawn != cases.draw_grade_cases(seed):
+            kinds.append("draw %d: %s" % (seed, drawn))
+        for p, d in zip(cases.GRADE_CASES, drawn):
+            problem = of_its_kind(p, d)
+            if problem:
+                kinds.append("draw %d: %s is no case of %s's kind: %s" % (seed, d, p, problem))
+        if lost(ex, drawn, ()):
+            lesson.append("draw %d: the lesson loses %s" % (seed, lost(ex, drawn, ())))
+        for m in MISTAKES:
+            steps = lost(ex, drawn, (m,))
+            if steps != public[m["id"]]:
+                unfair.append("draw %d (%s): %s loses STEP %s, on the public cases STEP %s" % (
+                    seed, " ".join(drawn), m["id"], steps, public[m["id"]]))
+    checks.append(("each of %d draws is a case of each public case's kind, the same for its seed" % len(seeds),
+                   not kinds, "\n".join(kinds[:10])))
+    checks.append(("the lesson loses no step on any of %d draws" % len(seeds), not lesson, "\n".join(lesson[:10])))
+    checks.append(("each of the %d known mistakes loses the same steps on each of %d draws as on the public cases"
+                   % (len(MISTAKES), len(seeds)), not unfair, "\n".join(unfair[:20])))
+    code = "import sys; sys.path.insert(0, %r); import cases; print(cases.draw_grade_cases(%d))" % (project.CHECKER, 12345)
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONHASHSEED="97"))
+    checks.append(("another process (another hash seed) draws the same cases for a seed",
+                   other.stdout.strip() == str(cases.draw_grade_cases(12345)), other.stdout + other.stderr))
+    for what, held, got in checks:
+        print("%s  %s" % ("OK    " if held else "NOT OK", what))
+        if not held:
+            print("        " + str(got).replace("\n", "\n        "))
+    failed = sum(1 for _, held, _ in checks if not held)
+    print("%d passed, %d failed" % (len(checks) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

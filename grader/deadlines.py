@@ -3,10 +3,13 @@
   parse_deadline(text)   --deadline's ISO 8601 time, which must name its zone
   parse_penalty(text)    --late-penalty's rule: P%/day (a share of the lab's points per day
                          late, each day begun counting whole), with ,max=Q% as its cap
-  at_deadline(repo, t)   a cloned repository read as it was at the deadline: the last
-                         commit at or before it (by committer time, the time git records when
-                         a commit is made; pushing is not in a clone), the lab in that commit,
-                         and the commits made after it
+  at_deadline(repo, t)   a cloned repository read as it was at the deadline: by Classroom 50's
+                         submission tags where it has them (submit/<UTC time>-<short hash>,
+                         which its workflow writes when it grades a push: a time the student
+                         does not set), else by committer time (the time git records when a
+                         commit is made, which the student's own clock, or GIT_COMMITTER_DATE,
+                         sets; pushing is not in a clone): the last submission at or before
+                         it, the lab in that commit, and the submissions after it
   lateness(...)          what the late column says, and the points it takes
 
 The repository is the student's, so it is read as data only: git's plumbing commands
@@ -137,6 +140,15 @@ def is_repository(folder):
     return os.path.lexists(os.path.join(folder, ".git"))
 
 
+# Where a submission's time comes from (a row's "time_source"), and whether the student sets it.
+COMMIT_DATE, SUBMIT_TAG, UPLOAD_TIME, LMS_MARK = "commit date", "submission tag", "upload time", "LMS mark"
+SOURCE_WORDS = {COMMIT_DATE: "by its commit dates, which the student sets (git commit --date)",
+                SUBMIT_TAG: "by Classroom 50's submission tags, made by its workflow when it graded each push",
+                UPLOAD_TIME: "by Gradescope's upload time", LMS_MARK: None}  # (Canvas's mark says itself)
+# The one form Classroom 50's workflow writes: submit/<UTC time, hyphens for colons>-<7 hex of its commit>.
+SUBMIT_TAG_FORM = re.compile(r"submit/(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ)-([0-9a-f]{7})")
+
+
 class Snapshot:
     """A repository as it was at the deadline."""
 
@@ -147,6 +159,8 @@ class Snapshot:
         self.labs = []  # paths of lab04_attention.cpp in the graded commit
         self.data = None  # the lab's bytes, when there is exactly one
         self.problem = None  # (status, why) when the lab there cannot be graded
+        self.source = COMMIT_DATE  # where the times come from: COMMIT_DATE or SUBMIT_TAG
+        self.ignored = []  # submit/ tags not of the form the workflow writes, not counted
 
     def commit_text(self):
         if not self.commit:
@@ -164,10 +178,14 @@ def at_deadline(repo, deadline):
             raise Unreadable("its .git points outside the student's folder (%s)" % submissions.readable(where))
     if not git(repo, "for-each-ref", "--count=1", "refs/heads", "refs/remotes").strip():
         return Snapshot()  # no commit at all: a repository the student never pushed to
-    listed = git(repo, "rev-list", "--timestamp", "-n", str(MAX_COMMITS), "HEAD", limit=64 * MAX_COMMITS).decode()
-    commits = [(int(t), h) for t, h in (line.split() for line in listed.splitlines())]
-    limit = deadline.timestamp()
     shot = Snapshot()
+    commits, shot.ignored = submission_tags(repo)
+    if commits:
+        shot.source = SUBMIT_TAG
+    else:
+        listed = git(repo, "rev-list", "--timestamp", "-n", str(MAX_COMMITS), "HEAD", limit=64 * MAX_COMMITS).decode()
+        commits = [(int(t), h) for t, h in (line.split() for line in listed.splitlines())]
+    limit = deadline.timestamp()
     before = [c for c in commits if c[0] <= limit]
     shot.later = sorted(t for t, _ in commits if t > limit)
     if not before:
@@ -195,29 +213,65 @@ def at_deadline(repo, deadline):
     return shot
 
 
+def submission_tags(repo):
+    """([(time, commit)] of the repository's submission tags of the form Classroom 50's workflow
+    writes, whose hash is their commit's; [names of other submit/ tags, not counted])."""
+    listed = git(repo, "for-each-ref", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)",
+                 "refs/tags/submit/", limit=1 << 22).decode("utf-8", "surrogateescape")
+    counted, ignored = [], []
+    for line in listed.splitlines():
+        name, tagged, peeled = (line.split("\0") + ["", ""])[:3]
+        commit = peeled or tagged
+        m = SUBMIT_TAG_FORM.fullmatch(name)
+        when = None
+        if m and commit.startswith(m.group(2)):
+            try:
+                when = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H-%M-%SZ").replace(tzinfo=datetime.timezone.utc)
+            except ValueError:
+                pass
+        if when is None:
+            ignored.append(submissions.readable(name)[:80])
+        else:
+            counted.append((int(when.timestamp()), commit))
+    return counted, ignored
+
+
 def mark(row, student, deadline, penalty, graded):
     """Fills a gradebook row's late and commit columns for student, and takes the penalty
     from its score when the lab was graded (graded): a repository read at the deadline is on
     time (its later commits are said, not graded); Canvas's _late counts as one day;
     Gradescope's :created_at: is compared with the deadline."""
-    shot, said, taken = student.snapshot, "", 0.0
+    shot, said, taken, source = student.snapshot, "", 0.0, None
     row["commit"] = shot.commit_text() if shot is not None else ""
-    if shot is not None and shot.later and shot.commit:
-        said = "on time (graded at the deadline); %d later commit%s not graded, the last %s after the deadline" % (
-            len(shot.later), "s" * (len(shot.later) > 1), span(shot.later[-1] - deadline.timestamp()))
-    elif shot is not None and shot.later:
-        said = "%d commit%s, all after the deadline (the first %s after it)" % (
-            len(shot.later), "s" * (len(shot.later) > 1), span(shot.later[0] - deadline.timestamp()))
+    if shot is not None:
+        source = shot.source if shot.commit or shot.later else None
+        what = "submission" if shot.source == SUBMIT_TAG else "commit"
+        if shot.later and shot.commit:
+            said = "on time (graded at the deadline); %d later %s%s not graded, the last %s after the deadline" % (
+                len(shot.later), what, "s" * (len(shot.later) > 1), span(shot.later[-1] - deadline.timestamp()))
+        elif shot.later:
+            said = "%d %s%s, all after the deadline (the first %s after it)" % (
+                len(shot.later), what, "s" * (len(shot.later) > 1), span(shot.later[0] - deadline.timestamp()))
+        elif shot.commit:
+            said = "on time"
+        if shot.ignored:
+            said += "%s%d submit/ tag%s not of the form Classroom 50's workflow writes, not counted (%s)" % (
+                "; " if said else "", len(shot.ignored), "s" * (len(shot.ignored) > 1), ", ".join(shot.ignored[:3]))
     elif student.marked_late:
         said, taken = lateness(DAY, penalty, row["max_score"], known=False)
+        source = LMS_MARK
     elif student.submitted is not None and deadline is not None:
         when = submitted_time(student.submitted)
         if when is None:
             said = "not known: the time of submission %r cannot be read" % str(student.submitted)[:40]
         else:
             said, taken = lateness((when - deadline).total_seconds(), penalty, row["max_score"])
+            said, source = said or "on time", UPLOAD_TIME
     elif deadline is not None and shot is None and not student.unreadable:
         said = "not known: no history or time of submission"
+    if source and said and SOURCE_WORDS[source]:
+        said += " (%s)" % SOURCE_WORDS[source]
+    row["time_source"] = source
     if not graded:
         taken = 0.0
     if taken:

@@ -14,7 +14,13 @@ never from the grader's output:
                        student's folder, or a history with an object missing, is that row's
                        "history unreadable" and the class goes on; a repository whose own
                        configuration names programs (an fsmonitor, a signature checker, a
-                       pager, hooks) runs none of them. Canvas's export (an existing Lab 04
+                       pager, hooks) runs none of them. A commit made after the deadline
+                       but dated before it is graded as on time, and its late column says the
+                       time is a commit date, which the student sets (the summary says so
+                       too); Classroom 50's submission tags, where a repository has them,
+                       decide instead: the last tag at or before the deadline is graded, a
+                       later tag is said, a backdated commit fools nothing, and a submit/ tag
+                       not of the workflow's form is said and not counted. Canvas's export (an existing Lab 04
                        column worth 10 points: scaled) and Moodle's (matched by ID number,
                        written by email, in percent) are filled.
   Canvas's download    <login>_LATE_ and <login>_late_ files: late, one day of --late-penalty
@@ -27,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import checklist
 import make_class
@@ -51,6 +58,16 @@ def commit(repo, kind, at, path="lab04_attention.cpp"):
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", kind], check=True, env=env)
     return subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def tag(repo, name, commit_hash):
+    """A lightweight tag, as Classroom 50's workflow makes its submit/ tags."""
+    subprocess.run(["git", "-C", repo, "tag", name, commit_hash], check=True)
+
+
+def submit_tag(at, commit_hash):
+    """Classroom 50's tag for a push graded at EPOCH + at: submit/<UTC time>-<7 hex>."""
+    return "submit/%s-%s" % (time.strftime("%Y-%m-%dT%H-%M-%SZ", time.gmtime(EPOCH + at)), commit_hash[:7])
 
 
 def repository(folder, login, commits):
@@ -98,6 +115,16 @@ def repositories_class(work, checks):
     objects = os.path.join(gus, ".git", "objects", gus_commits[0][:2])
     os.remove(os.path.join(objects, gus_commits[0][2:]))  # its one commit's object is gone
     # A repository whose configuration points git at programs of the student's.
+    # ivy made her right lab an hour after the deadline and dated it an hour before it.
+    repository(folder, "ivy", [("no_scale", -3 * HOUR), ("lesson", -HOUR)])
+    # jay's repository is Classroom 50's: each graded push has its submit/ tag, made by its
+    # workflow. His right lab was pushed 3 hours late, its commit dated an hour early; a tag of
+    # another form and one whose hash is not its commit's are not the workflow's.
+    jay, jay_commits = repository(folder, "jay", [("no_scale", -2 * HOUR), ("lesson", -HOUR)])
+    tag(jay, submit_tag(-2 * HOUR + 60, jay_commits[0]), jay_commits[0])
+    tag(jay, submit_tag(3 * HOUR, jay_commits[1]), jay_commits[1])
+    tag(jay, "submit/before-the-deadline", jay_commits[1])
+    tag(jay, "submit/2026-12-01T00-00-00Z-0000000", jay_commits[1])
     hal, hal_commits = repository(folder, "hal", [("lesson", -2 * HOUR)])
     marker = os.path.join(work, "hal-ran-a-program")
     script = os.path.join(hal, "run.sh")
@@ -124,7 +151,8 @@ def repositories_class(work, checks):
     done, rows, summary = grade(folder, grades, "--deadline", DEADLINE, "--late-penalty", "10%/day,max=30%",
                                 "--canvas-gradebook", canvas, "--moodle-gradebook", moodle)
     checks.append(("cloned repositories: graded (exit 0), a row each",
-                   done.returncode == 0 and sorted(rows) == ["alice", "bob", "carol", "dan", "erin", "fay", "gus", "hal"],
+                   done.returncode == 0 and sorted(rows) == ["alice", "bob", "carol", "dan", "erin", "fay", "gus", "hal",
+                                                             "ivy", "jay"],
                    "exit %d, stderr %r, rows %s" % (done.returncode, done.stderr[-400:], sorted(rows))))
     if not rows:
         return
@@ -144,7 +172,22 @@ def repositories_class(work, checks):
                    r))
     r = rows.get("dan", {})
     checks.append(("dan: a commit exactly at the deadline is on time: graded there (7/7), not at the one an hour before",
-                   r.get("score") == "7" and r.get("commit", "").startswith(dan_commits[1][:12]) and not r.get("late"), r))
+                   r.get("score") == "7" and r.get("commit", "").startswith(dan_commits[1][:12])
+                   and r.get("late", "").startswith("on time"), r))
+    r = rows.get("ivy", {})
+    checks.append(("ivy: a commit dated before the deadline is graded (7/7), and her late column says its time is a "
+                   "commit date, which the student sets", r.get("score") == "7"
+                   and "commit dates, which the student sets" in r.get("late", ""), r))
+    r = rows.get("jay", {})
+    checks.append(("jay: Classroom 50's tags decide: graded at the push tagged before the deadline (no scale: 6), not "
+                   "at the backdated commit tagged 3 hours after it; the late column says the later submission, the "
+                   "tags as the source, and the two tags not of the workflow's form",
+                   r.get("score") == "6" and r.get("commit", "").startswith(jay_commits[0][:12])
+                   and "1 later submission not graded, the last 3 h after the deadline" in r.get("late", "")
+                   and "Classroom 50's submission tags" in r.get("late", "")
+                   and "2 submit/ tags not of the form" in r.get("late", ""), r))
+    checks.append(("the summary says how many repositories are timed by commit dates alone, which students set",
+                   "Times: 6 of the repositories are timed by their commit dates alone" in summary, summary[:1500]))
     r = rows.get("erin", {})
     checks.append(("erin: a .git that points outside her folder is her row's 'history unreadable', never graded",
                    r.get("status") == "history unreadable" and "outside" in r.get("diagnosis", "") and r.get("score") == "0",
@@ -226,11 +269,12 @@ def gradescope_class(work, checks):
     checks.append(("Gradescope's export: graded (exit 0)", done.returncode == 0 and sorted(rows) == ["901", "902"],
                    "exit %d, stderr %r" % (done.returncode, done.stderr[-400:])))
     r = rows.get("901", {})
-    checks.append(("Gradescope, :created_at: an hour before the deadline: on time, 7", r.get("score") == "7"
-                   and not r.get("late"), r))
+    checks.append(("Gradescope, :created_at: an hour before the deadline: on time, 7, by Gradescope's upload time",
+                   r.get("score") == "7" and r.get("late") == "on time (by Gradescope's upload time)", r))
     r = rows.get("902", {})
     checks.append(("Gradescope, :created_at: 25 hours after the deadline: late by 1 d 1 h, two days' 10% taken: 5.6",
-                   r.get("score") == "5.6" and "late by 1 d 1 h" in r.get("late", ""), r))
+                   r.get("score") == "5.6" and "late by 1 d 1 h" in r.get("late", "")
+                   and "by Gradescope's upload time" in r.get("late", ""), r))
 
 
 def main(argv):

@@ -4,7 +4,7 @@ class grader's or the kit's modules (grader/, instructor/), which a starter does
 
 The layers, from the bottom (a module not listed here fails the test: place it first):
   0 data and rules: the cases, the catalogue, the sandbox, finding torch, the submissions,
-    the LMS's exports
+    the LMS's exports, the similarity of students' own code
   1 the reference, a run and how it ended, the class runner's client, a repository at its
     deadline
   2 comparing a run with the reference
@@ -22,7 +22,7 @@ import checklist
 import project
 
 LAYERS = {
-    "cases": 0, "mistakes": 0, "sandbox": 0, "torch_python": 0, "submissions": 0, "lms": 0,
+    "cases": 0, "mistakes": 0, "sandbox": 0, "torch_python": 0, "submissions": 0, "lms": 0, "similarity": 0,
     "reference_attention": 1, "running": 1, "runner_client": 1, "deadlines": 1,
     "compare": 2,
     "diagnosis": 3, "grading": 3,

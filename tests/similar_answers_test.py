@@ -8,7 +8,8 @@ A class made here from the lesson: two students whose values come from the key l
 mistake: STEP 2's v), two who scale by 0.3 (STEP 3's scores), one who scales by 0.25, two with
 a known mistake (no scale: explained, so never grouped) and the lesson. Expected, from how the
 labs were made: two groups, {ann, ben} at STEP 2 and {cal, dee} at STEP 3; eve (another
-number), fay and gil (explained) and the lesson in none.
+number), fay and gil (explained) and the lesson in none; nor ivy and jo, whose different code
+both prints NaN scores (NaN is no number: it shows nothing alike).
 """
 import os
 import re
@@ -39,7 +40,8 @@ def main(argv):
             "ben": make_class.lab_text("values_made_by_the_key_layer"),
             "cal": lesson.replace(scaled, "scores.mul_(0.3)"), "dee": lesson.replace(scaled, "scores.mul_(0.3)"),
             "eve": lesson.replace(scaled, "scores.mul_(0.25)"), "fay": make_class.lab_text("no_scale"),
-            "gil": make_class.lab_text("no_scale"), "hal": lesson}
+            "gil": make_class.lab_text("no_scale"), "hal": lesson,
+            "ivy": lesson.replace(scaled, "scores.fill_(NAN)"), "jo": lesson.replace(scaled, "scores.mul_(NAN)")}
     for name, text in labs.items():
         os.makedirs(os.path.join(work, "class", name))
         with open(os.path.join(work, "class", name, "lab04_attention.cpp"), "w") as f:
@@ -51,7 +53,8 @@ def main(argv):
         if "## Labs that printed the same wrong numbers" in summary else ""
     groups = sorted(re.findall(r"^- STEP (\d) \((\w+)\): (.*)$", section, re.M))
     checks = [("the class is graded (exit 0)", done.returncode == 0, done.stderr[-600:]),
-              ("two groups: ann and ben at STEP 2 (v), cal and dee at STEP 3 (scores); no one else",
+              ("two groups: ann and ben at STEP 2 (v), cal and dee at STEP 3 (scores); no one else (not ivy and "
+               "jo, whose NaN shows nothing alike)",
                groups == [("2", "v", "ann, ben"), ("3", "scores", "cal, dee")], section or summary[-1500:]),
               ("the section says it is a hint, never a verdict", "never a verdict" in section, section)]
     return checklist.report(checks)

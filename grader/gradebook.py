@@ -249,7 +249,7 @@ def gradescope_results(row, points, path, meta=None):
 def export_lines(folder, export, rows):
     """Writes the LMS's import file (lms.py) for the class's rows; returns what the summary says."""
     keyed = [dict(r, id=r.get("id", ""), graded=r["status"] not in NOT_GRADED) for r in rows]
-    matched, unmatched = export.match([(r["student"], r["id"]) for r in keyed])
+    matched, unmatched, why = export.match([(r["student"], r["id"]) for r in keyed])
     text, column, no_email = export.filled(keyed, matched, rows[0]["max_score"] if rows else 0)
     name = "%s-import.csv" % export.kind.lower()
     with open(os.path.join(folder, name), "w", newline="", encoding="utf-8") as f:
@@ -267,8 +267,13 @@ def export_lines(folder, export, rows):
             export.kind, ", ".join(md(name_of(r)) for r in no_email)))
     if left:
         lines.append("Not graded, so left out: %s." % ", ".join("%s (%s)" % (md(name_of(r)), r["status"]) for r in left))
+    unsure = [r for r in keyed if (r["student"], r["id"]) in why]
+    if unsure:  # matched no one rather than maybe the wrong one: the instructor enters these
+        lines.append("Matched no one, because more than one student could be theirs (enter these by hand): %s." % (
+            "; ".join("%s: %s" % (md(name_of(r)), md(why[(r["student"], r["id"])])) for r in unsure)))
     lines.append("In the class, not in %s's export: %s." % (
-        export.kind, ", ".join(md(name_of(r)) for r in keyed if (r["student"], r["id"]) not in matched) or "none"))
+        export.kind, ", ".join(md(name_of(r)) for r in keyed if (r["student"], r["id"]) not in matched
+                               and (r["student"], r["id"]) not in why) or "none"))
     lines.append("In %s's export, not in the class: %s." % (export.kind, ", ".join(md(n) for n in unmatched) or "none"))
     return lines
 
@@ -338,8 +343,6 @@ def merge(folder, shards, exports=(), look_alike=None):
         raise Mismatch("student %s is in more than one shard: these shards do not belong together" % twice[0])
     if sorted(names) != sorted(first["class"]):
         raise Mismatch("the shards' students are not the class's: these shards do not belong together")
-    for export in exports:  # an identifier that fits two students: refused before anything is written
-        export.match([(r["student"], r.get("id", "")) for r in rows])
     os.makedirs(folder, exist_ok=True)
     meta = {k: first.get(k) for k in ("cases", "draw", "points", "class", "deadline", "late_penalty")}
     meta.update(shard="1/1", similarity=look_alike(rows) if look_alike else None)

@@ -24,12 +24,25 @@ to "Email address" as it is; a username is not in the export, and the ID number 
 and one column, "Lab 04: self-attention", in percent of the lab's points: "New grade item" takes
 it with Moodle's default maximum of 100. A row not graded is left out (a blank would be no grade).
 
-Matching, for both: a gradebook row (its student's name, and the identifier the submission
-gave, submissions.py) matches an LMS student by Canvas's ID, then by a login, an email, an SIS
-or ID number (a cloned repository's login, Gradescope's sid or email), then by the full name
-(Moodle's download names folders so). An identifier that fits two LMS students, or an LMS
-student that two gradebook rows fit, is refused (Bad): a grade must never land on the wrong
-student. The students matched on neither side are listed in the summary.
+Matching, for both: a grade is written into an LMS student's row only when nothing says it
+could be another's. A gradebook row (its student's name, and the identifier the submission
+gave, submissions.py: Canvas's ID, Gradescope's sid or email, a cloned repository's folder)
+is looked up in every identity column of every LMS student (Canvas: ID, SIS User ID, SIS
+Login ID, Integration ID; Moodle: Email address, its part before the @, ID number, Username),
+case aside; where none of them holds it, by the full name (Moodle's download names folders
+so). It matches when what it fits is one LMS student, the name (where it fits anyone) does not
+say another, and no other gradebook row fits that student. Anything else (an identifier in two
+students' columns, two students of one name, two rows for one student) matches no one: those
+rows are listed in the summary with the reason, to be entered by hand, and the rest of the class
+is written. Display names may repeat; Moodle's import names each student by email address.
+What cannot be told from the export is left to the instructor: a cloned repository's folder is
+the student's GitHub login, which the student chose; if it equals a classmate's login and
+nothing else of either says otherwise, it matches the classmate (the summary lists the
+classmate's own repository as not in the export).
+
+Canvas's "Points Possible" row (the assignment's maximum, which the scale reads and a new
+column gets) is the row Canvas writes there: before the first student, with no ID, SIS or
+Section, and "Points Possible" in its first cell; never a student's row, whatever the name.
 """
 import csv
 import io
@@ -74,7 +87,7 @@ def words(text):
 
 
 class Export:
-    """An LMS's export: its rows, the rows that are students, each student's name and keys."""
+    """An LMS's export: its rows, the rows that are students, each student's name and identities."""
     kind = ""
 
     def __init__(self, path, rows, bom, separator):
@@ -89,35 +102,49 @@ class Export:
     def name(self, i):
         raise NotImplementedError
 
-    def keys(self, i):
-        """What identifies row i: (kind, value) pairs."""
+    def identities(self, i):
+        """What identifies row i, as the gradebook may hold it: ([identifier], [name])."""
         raise NotImplementedError
 
     def match(self, students):
-        """{(name, id) of a gradebook row: the export's row index}, and the names of the export's
-        students nobody matched. students: (name, id) pairs."""
-        index = {}
+        """({(name, id) of a gradebook row: the export's row index}, the names of the export's
+        students nobody matched, {(name, id): why it matched no one}). students: (name, id)."""
+        by_identity, by_name = {}, {}
         for i in self.students:
-            for key in self.keys(i):
-                index.setdefault(key, set()).add(i)
-        found, taken = {}, {}
+            ids, names = self.identities(i)
+            for value in ids:
+                by_identity.setdefault(value.lower(), set()).add(i)
+            for value in names:
+                by_name.setdefault(words(value), set()).add(i)
+        fits, why = {}, {}
         for name, ident in students:
-            tries = [("id", ident)] if ident.isdigit() else []
-            tries += [("login", ident.lower()), ("login", name.lower()), ("name", words(name))]
-            for key in tries:
-                hits = index.get(key, set()) if key[1] else set()
-                if len(hits) > 1:
-                    raise Bad("%s: %r fits %d students of %s (%s): an identifier must be one student's alone"
-                              % (self.path, key[1], len(hits), self.kind, ", ".join(self.name(h) for h in sorted(hits)[:3])))
-                if hits:
-                    (row,) = hits
-                    if row in taken:
-                        raise Bad("%s: the gradebook's %s and %s both fit %s's student %s: each student of %s is one "
-                                  "row of the gradebook" % (self.path, taken[row], name, self.kind, self.name(row),
-                                                            self.kind))
-                    found[(name, ident)], taken[row] = row, name
-                    break
-        return found, [self.name(i) for i in self.students if i not in taken]
+            values = {v.lower() for v in (ident, name) if v}
+            hits = set().union(*(by_identity.get(v, set()) for v in values))
+            named = by_name.get(words(name), set()) if name else set()
+            if len(hits) > 1:
+                why[(name, ident)] = "fits %d students of %s's export (%s)" % (
+                    len(hits), self.kind, ", ".join(self.name(h) for h in sorted(hits)[:3]))
+            elif hits and named and not hits & named:
+                why[(name, ident)] = "its identifier fits %s and its name %s" % (
+                    self.name(min(hits)), self.name(min(named)))
+            elif not hits and len(named) > 1:
+                why[(name, ident)] = "%d students of %s's export have that name and nothing else tells them " \
+                    "apart" % (len(named), self.kind)
+            elif hits or named:
+                fits[(name, ident)] = min(hits or named)
+        claimed = {}
+        for key, row in fits.items():
+            claimed.setdefault(row, []).append(key)
+        found = {}
+        for row, keys in claimed.items():
+            if len(keys) == 1:
+                found[keys[0]] = row
+                continue
+            for key in keys:
+                why[key] = "%s's student %s fits %d rows of the class (%s)" % (
+                    self.kind, self.name(row), len(keys), ", ".join(k[0] for k in keys[:3]))
+        taken = set(found.values())
+        return found, [self.name(i) for i in self.students if i not in taken], why
 
     def text(self, rows):
         out = io.StringIO()
@@ -134,20 +161,22 @@ class Canvas(Export):
         self.where = {n: self.column_of(n) for n in ("Student", "LastName", "FirstName", "ID", "SIS User ID",
                                                       "SIS Login ID", "Integration ID", "Section")}
         self.students = [i for i, r in enumerate(self.rows[1:], 1) if cell(r, self.where["ID"]).isdigit()]
+        first = min(self.students, default=len(self.rows))
+        identity = [self.where[n] for n in ("ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")]
+        self.points_row = next((i for i in range(1, first) if cell(self.rows[i], 0) == "Points Possible"
+                                and not any(cell(self.rows[i], c) for c in identity)), None)
 
     def name(self, i):
         r = self.rows[i]
         return cell(r, self.where["Student"]) or ("%s, %s" % (cell(r, self.where["LastName"]),
                                                                cell(r, self.where["FirstName"])))
 
-    def keys(self, i):
+    def identities(self, i):
         r, w = self.rows[i], self.where
-        keys = [("id", cell(r, w["ID"]))]
-        keys += [("login", cell(r, w[n]).lower()) for n in ("SIS User ID", "SIS Login ID", "Integration ID")]
+        ids = [cell(r, w[n]) for n in ("ID", "SIS User ID", "SIS Login ID", "Integration ID")]
         name = self.name(i)  # Canvas's "Last, First", and First Last as a download names it
         last, _, first = name.partition(",")
-        keys += [("name", words(name))] + ([("name", words(first + " " + last))] if first else [])
-        return [k for k in keys if k[1]]
+        return [v for v in ids if v], [name] + ([first + " " + last] if first else [])
 
     def choose_column(self, name=None):
         """The lab's column: named, the one that says Lab 04, or a new one."""
@@ -182,12 +211,12 @@ class Canvas(Export):
                 r.append("")
             out[0][column] = self.new_name
         possible = None
-        for r in out[1:]:
-            if "Points Possible" in r[0]:
-                try:
-                    possible = float(r[column].replace(",", "."))
-                except ValueError:
-                    r[column] = "%g" % max_score
+        if self.points_row is not None:  # Canvas's own row, found where Canvas writes it
+            r = out[self.points_row]
+            try:
+                possible = float(r[column].replace(",", "."))
+            except ValueError:
+                r[column] = "%g" % max_score
         scale = possible / max_score if possible and max_score else 1.0
         for r in rows:
             i = matched.get((r["student"], r["id"]))
@@ -211,10 +240,12 @@ class Moodle(Export):
         r = self.rows[i]
         return "%s %s" % (cell(r, self.where["First name"]), cell(r, self.where["Last name"]))
 
-    def keys(self, i):
+    def identities(self, i):
         r, w = self.rows[i], self.where
-        keys = [("login", cell(r, w[n]).lower()) for n in ("Email address", "ID number", "Username")]
-        return [k for k in keys + [("name", words(self.name(i)))] if k[1]]
+        email = cell(r, w["Email address"])
+        ids = [email, email.partition("@")[0] if "@" in email else ""]
+        ids += [cell(r, w[n]) for n in ("ID number", "Username")]
+        return [v for v in ids if v], [self.name(i)]
 
     def filled(self, rows, matched, max_score):
         """Moodle's import file: the email address and the lab's percent, for each student matched

@@ -11,8 +11,10 @@ never from the grader's output:
                        or before it (a commit exactly at it counts), the commit named, later
                        commits said; a repository with commits only after it, or none, is "no
                        submission before the deadline"; a .git that points outside the
-                       student's folder, or a history with an object missing, is that row's
-                       "history unreadable" and the class goes on; a repository whose own
+                       student's folder, a history that comes in part from a classmate's
+                       (borrowed objects, a branch or packed refs linked to hers, grafts, a
+                       linked objects folder), a commit of 10^9 paths, or a history with an
+                       object missing, is that row's "history unreadable" and the class goes on; a repository whose own
                        configuration names programs (an fsmonitor, a signature checker, a
                        pager, hooks) runs none of them. A commit made after the deadline
                        but dated before it is graded as on time, and its late column says the
@@ -77,6 +79,64 @@ def repository(folder, login, commits):
     return repo, [commit(repo, kind, at) for kind, at in commits]
 
 
+def borrowing_repositories(folder, alice):
+    """Repositories whose history comes, in part, from alice's, each in its own way: {login: the
+    .git file that does it}. None may be graded on her commit; each is refused with its reason."""
+    made = {}
+    # kim: alice's objects borrowed, and her branch a link to alice's
+    kim, _ = repository(folder, "kim", [("no_scale", -3 * HOUR)])
+    write(os.path.join(kim, ".git", "objects", "info", "alternates"), os.path.join(alice, ".git", "objects") + "\n")
+    ref = os.path.join(kim, ".git", "refs", "heads", "main")
+    os.remove(ref)
+    os.symlink(os.path.join(alice, ".git", "refs", "heads", "main"), ref)
+    made["kim"] = "link"
+    # lou: alice's objects borrowed by a relative path, his branch alice's commit (a copy, no link)
+    lou, _ = repository(folder, "lou", [("no_scale", -3 * HOUR)])
+    write(os.path.join(lou, ".git", "objects", "info", "alternates"),
+          "# borrowed\n" + os.path.relpath(os.path.join(alice, ".git", "objects"), os.path.join(lou, ".git", "objects")) + "\n")
+    alice_main = subprocess.run(["git", "-C", alice, "rev-parse", "HEAD~1"], capture_output=True, text=True).stdout
+    write(os.path.join(lou, ".git", "refs", "heads", "main"), alice_main)
+    made["lou"] = "alternates"
+    # max: grafts that give his commit alice's as its parent
+    mx, max_commits = repository(folder, "max", [("no_scale", -3 * HOUR)])
+    write(os.path.join(mx, ".git", "info", "grafts"), "%s %s\n" % (max_commits[0], alice_main.strip()))
+    made["max"] = "grafts"
+    # ned: his packed refs a link to a file outside his folder naming alice's commit
+    ned, _ = repository(folder, "ned", [("no_scale", -3 * HOUR)])
+    subprocess.run(["git", "-C", ned, "pack-refs", "--all"], check=True)
+    outside = os.path.join(os.path.dirname(folder), "packed-refs-naming-alice")
+    write(outside, "# pack-refs with: peeled fully-peeled sorted \n%s refs/heads/main\n" % alice_main.strip())
+    os.remove(os.path.join(ned, ".git", "packed-refs"))
+    os.symlink(outside, os.path.join(ned, ".git", "packed-refs"))
+    made["ned"] = "link"
+    # ole: a folder .git that is a link to alice's objects folder
+    ole, _ = repository(folder, "ole", [("no_scale", -3 * HOUR)])
+    shutil.rmtree(os.path.join(ole, ".git", "objects"))
+    os.symlink(os.path.join(alice, ".git", "objects"), os.path.join(ole, ".git", "objects"))
+    made["ole"] = "link"
+    return made
+
+
+def tree_bomb(folder):
+    """pia's only commit before the deadline holds 10^9 paths (ten trees of ten, nine deep: a
+    few kB of objects) beside the lesson; her later commit is the lesson alone."""
+    pia, _ = repository(folder, "pia", [])
+    git = ["git", "-C", pia]
+    run = lambda *a, **kw: subprocess.run(git + list(a), check=True, capture_output=True, text=True, **kw).stdout.strip()
+    blob = subprocess.run(git + ["hash-object", "-w", "--stdin"], input=make_class.lab_text("lesson"), check=True,
+                          capture_output=True, text=True).stdout.strip()
+    tree = run("mktree", input="".join("100644 blob %s\tf%d\n" % (blob, i) for i in range(10)))
+    for _ in range(8):
+        tree = run("mktree", input="".join("040000 tree %s\td%d\n" % (tree, i) for i in range(10)))
+    root = run("mktree", input="040000 tree %s\tbomb\n100644 blob %s\tlab04_attention.cpp\n" % (tree, blob))
+    when = "@%d +0000" % (EPOCH - HOUR)
+    env = dict(os.environ, GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when, GIT_AUTHOR_NAME="s", GIT_AUTHOR_EMAIL="s@x",
+               GIT_COMMITTER_NAME="s", GIT_COMMITTER_EMAIL="s@x")
+    bomb = run("commit-tree", root, "-m", "bomb", env=env)
+    run("update-ref", "refs/heads/main", bomb)
+    commit(pia, "lesson", HOUR)
+
+
 def write(path, text):
     with open(path, "w", newline="") as f:
         f.write(text)
@@ -136,6 +196,8 @@ def repositories_class(work, checks):
     for hook in ("post-checkout", "pre-commit", "post-index-change", "reference-transaction"):
         shutil.copy(script, os.path.join(hal, hook))
         shutil.copy(script, os.path.join(hal, ".git", "hooks", hook))
+    borrowers = borrowing_repositories(folder, alice)
+    tree_bomb(folder)
     canvas = os.path.join(work, "canvas_repositories.csv")
     write(canvas, "Student,ID,SIS User ID,SIS Login ID,Section,Lab 03 (41),Lab 04: attention (42),Current Score\n"
                   "    Points Possible,,,,,5.00,10.00,(read only)\n"
@@ -151,8 +213,8 @@ def repositories_class(work, checks):
     done, rows, summary = grade(folder, grades, "--deadline", DEADLINE, "--late-penalty", "10%/day,max=30%",
                                 "--canvas-gradebook", canvas, "--moodle-gradebook", moodle)
     checks.append(("cloned repositories: graded (exit 0), a row each",
-                   done.returncode == 0 and sorted(rows) == ["alice", "bob", "carol", "dan", "erin", "fay", "gus", "hal",
-                                                             "ivy", "jay"],
+                   done.returncode == 0 and sorted(rows) == sorted(["alice", "bob", "carol", "dan", "erin", "fay", "gus",
+                                                                    "hal", "ivy", "jay", "pia"] + list(borrowers)),
                    "exit %d, stderr %r, rows %s" % (done.returncode, done.stderr[-400:], sorted(rows))))
     if not rows:
         return
@@ -192,6 +254,19 @@ def repositories_class(work, checks):
     checks.append(("erin: a .git that points outside her folder is her row's 'history unreadable', never graded",
                    r.get("status") == "history unreadable" and "outside" in r.get("diagnosis", "") and r.get("score") == "0",
                    r))
+    alice_hashes = [h[:12] for h in alice_commits]
+    for login, way in sorted(borrowers.items()):
+        r = rows.get(login, {})
+        checks.append(("%s: a history that comes in part from alice's (%s) is his row's 'history unreadable' with "
+                       "the reason, never graded on her commit" % (login, way),
+                       r.get("status") == "history unreadable" and r.get("score") == "0"
+                       and not any(h in r.get("commit", "") + r.get("diagnosis", "") for h in alice_hashes)
+                       and {"alternates": "borrowed from another repository", "grafts": "grafts",
+                            "link": "a link to a file outside"}[way] in r.get("diagnosis", ""), r))
+    r = rows.get("pia", {})
+    checks.append(("pia: a commit of 10^9 paths is her row's 'history unreadable' (more files than are read), and "
+                   "the class goes on", r.get("status") == "history unreadable" and "more than" in r.get("diagnosis", ""),
+                   r))
     r = rows.get("fay", {})
     checks.append(("fay: a repository with no commit is 'no submission before the deadline'",
                    r.get("status") == "no submission before the deadline", r))
@@ -218,7 +293,7 @@ def repositories_class(work, checks):
                    "10 points, bob's 3 left as Canvas had it (not graded), zoe's cell empty", table == want,
                    "got %s, want %s" % (table, want)))
     checks.append(("the summary lists the students Canvas's export and the class do not share",
-                   "not in Canvas's export: erin, fay, gus, hal" in summary and "not in the class: Zed, Zoe" in summary,
+                   "not in Canvas's export: erin, fay, gus, hal, ivy, jay, kim, lou, max, ned, ole, pia" in summary and "not in the class: Zed, Zoe" in summary,
                    summary[-900:]))
     table = read_csv(os.path.join(grades, "moodle-import.csv"))
     want = [["Email address", "Lab 04: self-attention"], ["alice@uni.example", "100"],

@@ -207,6 +207,15 @@ def user_cannot_run(uid):
              else (probe.stderr.strip().splitlines() or ["exit %d" % probe.returncode])[0][:120]))
 
 
+def remove_tree(path):
+    """Removes path, whatever its depth (shutil.rmtree recurses, and a lab may leave a folder
+    thousands deep: RecursionError) and whatever it is; a link is removed, never followed.
+    Through coreutils' rm, which walks any depth with file descriptors of its own."""
+    if os.path.lexists(path):
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def remove_files_of(uid, places=SCRATCH):
     """Removes every file and folder of uid in places, at any depth: the walk enters the
     folders any user may write (such as an X11 socket folder, mode 1777) and uid's own, the
@@ -223,7 +232,7 @@ def remove_files_of(uid, places=SCRATCH):
                 continue
             if st.st_uid == uid:
                 try:
-                    shutil.rmtree(e.path) if e.is_dir(follow_symlinks=False) else os.remove(e.path)
+                    remove_tree(e.path) if e.is_dir(follow_symlinks=False) else os.remove(e.path)
                 except OSError:
                     pass
             elif e.is_dir(follow_symlinks=False) and st.st_mode & 0o002:
@@ -495,7 +504,7 @@ class Sandbox:
                 if os.path.isdir(f) and not self.work.startswith(f.rstrip("/") + "/") and f != "/"]
 
     def _fresh_home(self):
-        shutil.rmtree(self.home, ignore_errors=True)
+        remove_tree(self.home)
         os.mkdir(self.home, 0o700)
         if self.mode == "user":
             os.chown(self.home, self.uid, self.uid)
@@ -592,7 +601,7 @@ class Sandbox:
     def close(self):
         if self.mode == "user" and self.uid is not None:
             kill_user(self.uid)
-        shutil.rmtree(self.work, ignore_errors=True)
+        remove_tree(self.work)
         if self.lock:
             self.lock.close()
             self.lock = None

@@ -78,7 +78,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -609,7 +608,7 @@ def grade_one(student, compile_command, points, timeout, texts, template=frozens
             problems + report + ([""] + lines if lines else [])
         return row
     finally:
-        shutil.rmtree(top, ignore_errors=True)
+        sandbox.remove_tree(top)
         if Worker.runner:  # what the compiler, as the student's user, left in /tmp and the like
             sandbox.remove_files_of(Worker.runner.uid)
 
@@ -647,7 +646,7 @@ def control_compiles(compile_command):
             module, _ = compile_lab(f.read(), work, compile_command, Worker.paths)
         return module is not None
     finally:
-        shutil.rmtree(top, ignore_errors=True)
+        sandbox.remove_tree(top)
 
 
 def students_own(status, errors):
@@ -752,8 +751,10 @@ def the_class(args):
         return students
     if not os.path.isdir(folder):
         raise Usage("no folder %r: with --gradescope, SUBMISSIONS is the submission's folder" % folder)
-    labs = [os.path.join(folder, p) for p in submissions.find_labs(folder)]
-    return [submissions.Student("the submission", labs[:1], "Gradescope submission", folder=folder, own=folder)]
+    labs, too_large = submissions.search(folder)
+    student = submissions.Student("the submission", labs[:1], "Gradescope submission", folder=folder, own=folder)
+    student.too_large = too_large
+    return [student]
 
 
 def preflight(pool, compile_command, args, full=True):

@@ -28,7 +28,7 @@ COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in rang
 NAMES = {m["id"]: m["did"] for m in MISTAKES}
 NOT_GRADED = ("no lab", "more than one lab", "empty file", "file too large", "not a text file",
               "link outside the submission", "grader error", "history unreadable",
-              "no submission before the deadline")
+              "no submission before the deadline", "folder too large")
 
 
 class Mismatch(Exception):

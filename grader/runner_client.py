@@ -174,7 +174,7 @@ class ServedBox(sandbox.Sandbox):
     def _empty_home(self):  # its contents only: the sandbox has the folder itself mounted
         for name in os.listdir(self.home):
             path = os.path.join(self.home, name)
-            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+            sandbox.remove_tree(path)
 
     def run(self, args, timeout, max_out, max_err):
         if self.proc is None or self.proc.poll() is not None:
@@ -249,4 +249,4 @@ class ForkedBox(sandbox.Sandbox):
         return answered(self, *answer)
 
     def close(self):
-        shutil.rmtree(self.work, ignore_errors=True)
+        sandbox.remove_tree(self.work)

@@ -11,7 +11,9 @@ The shapes it reads (the first that fits the folder's top level):
   a folder per student  the lab anywhere inside (a cloned repository, a Moodle download's
                         "<name>_<id>_assignsubmission_file_" folder: student <name>); an
                         empty folder is a student with no lab
-Folders named .git, build or starter* inside a student's folder are not searched.
+Folders named .git, build or starter* inside a student's folder are not searched. The search is
+bounded (MAX_DEPTH folders deep, MAX_ENTRIES entries): a folder past that is its student's row,
+"folder too large", and the class goes on.
 
 Each student also has the identifier the LMS gives, where it gives one: Canvas's user id (the
 first number of the file's name, the "ID" column of Canvas's gradebook), Moodle's participant
@@ -58,6 +60,7 @@ class Student:
         self.submitted = None  # when the LMS says it was submitted (Gradescope's :created_at:), or None
         self.snapshot = None  # a repository read at the deadline (deadlines.Snapshot), or None
         self.unreadable = None  # why its history cannot be read, or None
+        self.too_large = None  # why its folder was not searched to the end (TooLarge), or None
 
     @property
     def label(self):
@@ -68,6 +71,8 @@ class Student:
         """Why this student's lab cannot be graded (the row's status and its reason), or None."""
         if self.unreadable:
             return "history unreadable", "the repository's history cannot be read: %s" % self.unreadable
+        if self.too_large and self.snapshot is None:
+            return "folder too large", "the submission's folder was not searched to the end: %s" % self.too_large
         shot, labs = self.snapshot, self.labs
         if shot is not None:
             if shot.commit is None:
@@ -118,13 +123,48 @@ def read_once(path, own):
     return data, None
 
 
+MAX_DEPTH = 32  # folders inside a student's folder; a repository's lab sits a few deep
+MAX_ENTRIES = 100000  # files and folders searched in one student's folder
+
+
+class TooLarge(Exception):
+    """A student's folder past the search's bounds: that row's status, never the class's end."""
+
+
 def find_labs(folder):
-    """Every lab04_attention.cpp under folder, as paths relative to it, sorted."""
-    found = []
-    for top, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not SKIPPED.match(d) and not os.path.islink(os.path.join(top, d)))
-        found += [os.path.relpath(os.path.join(top, f), folder) for f in files if f == LAB]
+    """Every lab04_attention.cpp under folder, as paths relative to it, sorted. The search is a
+    loop, not a recursion, and bounded: a folder more than MAX_DEPTH deep, or more than
+    MAX_ENTRIES entries, raises TooLarge (a committed file 1,100 folders deep ended the class
+    with a RecursionError)."""
+    found, entries, stack = [], 0, [("", 0)]
+    while stack:
+        relative, depth = stack.pop()
+        try:
+            listing = sorted(os.scandir(os.path.join(folder, relative)), key=lambda e: e.name)
+        except OSError:
+            continue
+        entries += len(listing)
+        if entries > MAX_ENTRIES:
+            raise TooLarge("it holds more than %d files and folders" % MAX_ENTRIES)
+        for e in listing:
+            path = os.path.join(relative, e.name)
+            if e.is_dir(follow_symlinks=False):
+                if SKIPPED.match(e.name):
+                    continue
+                if depth + 1 > MAX_DEPTH:
+                    raise TooLarge("it has folders more than %d deep (%s/...)" % (MAX_DEPTH, readable(path[:60].rstrip("/"))))
+                stack.append((path, depth + 1))
+            elif e.name == LAB and not (e.is_symlink() and e.is_dir()):
+                found.append(path)
     return sorted(found, key=lambda p: (p.count(os.sep), p))
+
+
+def search(path):
+    """The labs under path (absolute) and why the search stopped (None: it did not)."""
+    try:
+        return [os.path.join(path, p) for p in find_labs(path)], None
+    except TooLarge as e:
+        return [], str(e)
 
 
 def read_yaml(path):
@@ -155,13 +195,14 @@ def gradescope(folder):
     students = []
     for sub, meta in sorted(data.items(), key=lambda kv: str(kv[0])):
         path = os.path.join(folder, str(sub))
-        labs = [os.path.join(path, p) for p in find_labs(path)] if os.path.isdir(path) else []
+        labs, too_large = search(path) if os.path.isdir(path) else ([], None)
         submitters = (meta.get(":submitters") or meta.get("submitters") or []) if isinstance(meta, dict) else []
         for who in submitters:
             name = field(who, "sid") or field(who, "email") or field(who, "name")
             if name:
                 s = Student(name, labs, "Gradescope export", ident=field(who, "sid") or field(who, "email") or "",
                             own=path)
+                s.too_large = too_large
                 s.submitted = meta.get(":created_at", meta.get("created_at"))
                 students.append(s)
     return students
@@ -172,9 +213,10 @@ def student_folders(folder, names):
     for name in names:
         path = os.path.join(folder, name)
         m = MOODLE.match(name)
-        labs = [os.path.join(path, p) for p in find_labs(path)]
+        labs, too_large = search(path)
         students.append(Student(m.group("name") if m else name, labs, "a folder per student",
                                 ident=m.group("id") if m else "", own=path))
+        students[-1].too_large = too_large
     # Cloned repositories share their assignment's prefix (lab04-attention-<login>): dropped.
     prefix = os.path.commonprefix([s.name for s in students]) if len(students) > 1 else ""
     cut = prefix.rfind("-") + 1 if "-" in prefix else 0

@@ -39,13 +39,15 @@ END = "  return finish_output(0);\n} catch"
 LIES = MAIN + r"""
   std::printf("    q, shape (100000000, 6):\n      t0: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\n");
   std::printf("STEP 3-5:\n  t99999999: [0.5, 0.5]\n\n");"""
-# Leftovers: files in every place any user may write, at any depth (SHARED stands for a
+# Leftovers: files in every place any user may write, at any depth, and a folder thousands deep
+# (SHARED stands for a
 # folder of root's that anyone may write, as X11's socket folder is), and System V IPC.
 SHARED = "/tmp/lab04-shared-by-everyone"
 LEAVES = r"""#include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cstdio>
 #include <string>
@@ -59,13 +61,21 @@ static void leave_things_behind() {
       for (int mb = 0; mb < 8; ++mb) std::fwrite(block.data(), 1, block.size(), f);
       std::fclose(f);
     }
+  // and a folder 3,000 deep in each (a recursive cleanup ends in a RecursionError)
+  for (const char* place : {"/tmp", "/var/tmp", "/dev/shm", "/run/lock", "%s"}) {
+    std::string top = std::string(place) + "/left-" + std::to_string(getpid()) + "-deep";
+    if (mkdir(top.c_str(), 0700) != 0 || chdir(top.c_str()) != 0) continue;
+    for (int n = 0; n < 3000 && mkdir("d", 0700) == 0 && chdir("d") == 0; ++n) {
+    }
+    if (chdir("/") != 0) break;
+  }
   for (int n = 0; n < 4; ++n) {
     shmget(IPC_PRIVATE, 64 << 20, IPC_CREAT | 0600);
     semget(IPC_PRIVATE, 4, IPC_CREAT | 0600);
     msgget(IPC_PRIVATE, IPC_CREAT | 0600);
   }
 }
-""" % SHARED + MAIN + "\n  leave_things_behind();"
+""" % (SHARED, SHARED) + MAIN + "\n  leave_things_behind();"
 # Processes that burn CPU for as long as the run lasts, each in a session of its own.
 BURNS = "#include <unistd.h>\n" + MAIN + """
   for (int n = 0; n < 30; ++n)

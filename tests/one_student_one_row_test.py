@@ -50,6 +50,9 @@ CLASS = {
     ("=HYPERLINK(\"evil\")", "lesson"): ("'=HYPERLINK(\"evil\")", "", 7, "graded"),
     ("escapes", "prints_escapes"): ("escapes", "", 0, "failed to run"),
 }
+# A folder this deep in a student's folder: past the search's bound, that row's status alone.
+DEEP = 1100
+DEEP_ROW = ("deep", "", 0, "folder too large")
 # Submissions whose lab04_attention.cpp is a symbolic link: (folder, where the link points,
 # relative to the folder) -> (student, id, score, status). SECRET: a file of root's, mode 644 in
 # a folder of mode 700, made beside the class.
@@ -130,6 +133,7 @@ def make(folder, isolated):
     with open(secret, "w") as f:
         f.write("#error THE-SECRET-OF-ROOT\n")
     os.chmod(secret, 0o644)  # readable, but in a folder only root may enter
+    make_deep(folder)
     if not isolated:
         return make_links(folder, secret)
     for name, path in (("includes_the_lesson", os.path.join(project.ROOT, "lab04_attention.cpp")),
@@ -142,6 +146,15 @@ def make(folder, isolated):
         f.write(snooper(os.path.join(project.ROOT, "lab04_attention.cpp"),
                         os.path.join(folder, "lesson", "lab04_attention.cpp")))
     make_links(folder, secret)
+
+
+def make_deep(folder):
+    """A student whose folder holds, beside the lesson, a folder DEEP levels deep (a walk that
+    recurses ends the class there with a RecursionError)."""
+    os.makedirs(os.path.join(folder, "deep"))
+    with open(os.path.join(folder, "deep", "lab04_attention.cpp"), "w") as f:
+        f.write(make_class.lab_text("lesson"))
+    subprocess.run(["mkdir", "-p", os.path.join(folder, "deep", *(["d"] * DEEP))], check=True)  # (os.makedirs recurses)
 
 
 def make_links(folder, secret):
@@ -157,8 +170,9 @@ def make_links(folder, secret):
 def left_behind():
     """The files the class's labs leave (make_class.LEAVES names them left-*) in the places
     any user may write, at any depth."""
-    return [os.path.join(top, n) for place in PLACES for top, dirs, files in os.walk(place)
-            for n in dirs + files if n.startswith("left-")]
+    found = subprocess.run(["find"] + list(PLACES) + ["-name", "left-*", "-prune", "-print"],
+                           capture_output=True, text=True, errors="replace")  # (any depth: not os.walk)
+    return found.stdout.split()
 
 
 def ipc_of(uids):
@@ -189,7 +203,7 @@ def main(argv):
         return 0
     import sandbox
     build, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
-    shutil.rmtree(work, ignore_errors=True)
+    subprocess.run(["rm", "-rf", work])  # (a folder of the last run DEEP deep: not shutil.rmtree)
     os.makedirs(work)
     os.chmod(work, 0o755)
     shared = make_class.SHARED  # a folder of root's that anyone may write, as X11's is
@@ -218,12 +232,13 @@ def main(argv):
     got = sorted((r["student"], r.get("id", "")) for r in rows)
     extra = sorted(NEEDS_ISOLATION - {name for name, _ in CLASS}) if isolated else []
     want = sorted([(s, i) for (n, _), (s, i, _, _) in list(CLASS.items()) + list(LINKS.items())
-                   if isolated or n not in NEEDS_ISOLATION] + [(n, "") for n in extra])
+                   if isolated or n not in NEEDS_ISOLATION] + [(n, "") for n in extra] + [DEEP_ROW[:2]])
     checks.append(("every student has a row of their own, named by the LMS's id where names collide",
                    got == want, (got, want)))
     by_key = {(r["student"], r.get("id", "")): r for r in rows}
     wrong = []
-    for (name, kind), (student, ident, score, status) in list(CLASS.items()) + list(LINKS.items()):
+    for (name, kind), (student, ident, score, status) in list(CLASS.items()) + list(LINKS.items()) + [
+            (("deep", "lesson beside a folder %d deep" % DEEP), DEEP_ROW)]:
         if not isolated and name in NEEDS_ISOLATION:
             continue
         r = by_key.get((student, ident), {})

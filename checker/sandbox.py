@@ -54,6 +54,15 @@ SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where any user can le
 SAFE_ENV = ("LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
 
 
+def minimal_environment():
+    """The environment of a process whose memory a lab may see (the class runner it is forked
+    from): nothing of the grader's but what a program needs, and the loader's and sanitizers'
+    settings (SAFE_ENV)."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    env.update({k: os.environ[k] for k in SAFE_ENV if k in os.environ})
+    return env
+
+
 def limits(timeout, asan=False, processes=PROCESSES):
     """The resource limits of one run of the lab, whoever applies them (prlimit here, the class
     runner, the watch's verdict): {name: value}, the names those of prlimit's options and the

@@ -1,6 +1,7 @@
 // lab04_class_runner: runs students' labs for the class grader, with LibTorch loaded once.
 //
 //   lab04_class_runner RUNTIME           serve: read jobs on stdin, answer on stdout (below)
+//   lab04_class_runner RUNTIME per-student   the same, each student served by a fresh child
 //
 // Aims. A student's lab, compiled as a module (a shared object, as the watch builds it), runs
 // in a child of a process that has loaded LibTorch already (lab04_runtime), so that a run costs
@@ -23,6 +24,11 @@
 //     submissions, the project with its lesson): an empty one is mounted over it
 //   V (root only, with P) a /proc of the run's own that shows no other user's processes
 //     (the grader's command lines among them)
+//   N (alone in its job) a new student: with per-student, the runs that follow are served by a
+//     fresh child of this process, which has loaded LibTorch and read nothing of any student's
+//     (nor has it any of the grader's environment: the grader starts it with a minimal one),
+//     so that no lab finds a classmate's paths, arguments or output in the memory it forks
+//     from; the answer is "ready\n"
 // The answer: one line "<how it ended> <stopped> <stdout bytes> <stderr bytes>\n", then the
 // bytes. <how it ended>: exit:N, signal:N or none; <stopped>: - (no), time, size or start.
 // After a run what the lab left behind is killed (kill_leftovers), before the answer is sent.
@@ -57,6 +63,7 @@ struct Job {
   bool alone = false;  // K: this process has a PID namespace of its own (bubblewrap, unshare)
   std::vector<std::string> places, cgroups, hidden;  // P, G and X
   bool own_proc = false;                             // V
+  bool new_student = false;                          // N
   std::string scratch_size = "64m";                  // S
   long wall_ms = 60000;
   size_t max_out = 4 << 20, max_err = 256 << 10;
@@ -74,9 +81,12 @@ double now() {
 bool read_job(Job& job) {
   job = Job{};
   std::string field;
-  int c;
+  char byte;
   bool any = false;
-  while ((c = std::getchar()) != EOF) {
+  // One byte at a time, unbuffered: a child of the per-student runner must not read ahead into
+  // what the next student's child will read.
+  while (read(STDIN_FILENO, &byte, 1) == 1) {
+    const int c = static_cast<unsigned char>(byte);
     if (c != '\0') {
       field.push_back(char(c));
       continue;
@@ -94,6 +104,7 @@ bool read_job(Job& job) {
       case 'G': job.cgroups.push_back(value); break;
       case 'X': job.hidden.push_back(value); break;
       case 'V': job.own_proc = true; break;
+      case 'N': job.new_student = true; break;
       case 'T': job.wall_ms = std::atol(value.c_str()); break;
       case 'O': job.max_out = size_t(std::atoll(value.c_str())); break;
       case 'R': job.max_err = size_t(std::atoll(value.c_str())); break;
@@ -365,13 +376,54 @@ bool serve(const Job& job) {
          write_all(1, errors.data(), errors.size());
 }
 
+constexpr int kNextStudent = 10;  // a per-student child's status: a new student is waiting
+
+// Serves jobs until the input ends (status 0) or, per student, until a new student comes after
+// this child has served runs (kNextStudent); a new student before any run is answered at once.
+int serve_jobs(bool per_student) {
+  Job job;
+  bool served = false;
+  while (read_job(job)) {
+    if (job.new_student) {
+      if (per_student && served) return kNextStudent;
+      if (!write_all(1, "ready\n", 6)) return 1;
+      continue;
+    }
+    served = true;
+    if (!serve(job)) return 1;
+  }
+  return 0;
+}
+
+// The per-student runner: this process forks a child for each student and waits; the child
+// serves that student's runs (and is the subreaper of its labs), then ends. This process reads
+// no job.
+int serve_each_student() {
+  for (bool first = true;; first = false) {
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      prctl(PR_SET_CHILD_SUBREAPER, 1);
+      if (!first && !write_all(1, "ready\n", 6)) _exit(1);  // the new student's "N", answered
+      _exit(serve_jobs(true));
+    }
+    int status = 0;
+    for (pid_t ended; (ended = waitpid(-1, &status, 0)) != child;)  // (a lab's orphan, reaped)
+      if (ended < 0 && errno != EINTR) return 1;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != kNextStudent)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
+  const bool per_student = argc == 3 && std::strcmp(argv[2], "per-student") == 0;
+  if (argc != 2 && !per_student) {
     std::fprintf(stderr,
-                 "lab04_class_runner: usage: lab04_class_runner RUNTIME (grader/grade_class.py "
-                 "starts it)\n");
+                 "lab04_class_runner: usage: lab04_class_runner RUNTIME [per-student] "
+                 "(grader/grade_class.py starts it)\n");
     return 2;
   }
   if (!dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {  // LibTorch, once, for every run to come
@@ -385,9 +437,5 @@ int main(int argc, char** argv) {
   // Not through stdio: stdout's buffer must stay unused until a child sets it line by line
   // (glibc 2.41 ignores setvbuf on a stream that has been written to).
   if (!write_all(STDOUT_FILENO, "ready\n", 6)) return 1;
-  Job job;
-  while (read_job(job)) {
-    if (!serve(job)) return 1;
-  }
-  return 0;
+  return per_student ? serve_each_student() : serve_jobs(false);
 }

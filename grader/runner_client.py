@@ -100,7 +100,7 @@ class Runner:
     def __init__(self, program, runtime):
         if os.geteuid() != 0:
             raise sandbox.Refused("the class runner needs root: its children become a user of their own")
-        self.command = [program, runtime]
+        self.command = [program, runtime, "per-student"]  # each student's runs in a fresh child
         self.uid, self.lock = sandbox.take_uid()
         self.proc = None
         self.places = private_places()  # each run's own /tmp and the like, where possible
@@ -111,14 +111,31 @@ class Runner:
         atexit.register(self.close)
 
     def _start(self):
+        # Its environment is a minimal one, never the grader's: a lab is forked from it, and a
+        # process's environment stays in its memory (on its stack) whatever clearenv() does.
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, close_fds=True)
+                                     stderr=subprocess.PIPE, close_fds=True, env=sandbox.minimal_environment())
         if self.proc.stdout.readline() != b"ready\n":
             err = self.proc.stderr.read(2000).decode("utf-8", "replace").strip()
             self.proc.kill()
             self.proc.wait()
             self.proc = None
             raise sandbox.Refused("the class runner did not start: " + (err.splitlines() or ["no message"])[-1][:200])
+
+    def new_student(self):
+        """The runs that follow are another student's: served by a fresh child of the runner,
+        whose memory holds nothing of the students before (grader/runner.cpp, N)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        try:
+            self.proc.stdin.write(b"N\0\0")
+            self.proc.stdin.flush()
+            if self.proc.stdout.readline() == b"ready\n":
+                return
+        except OSError:
+            pass
+        self.close_process()  # a runner that did not answer: the next run starts a new one
+        self._start()
 
     def job(self, fields):
         """Sends one job (see grader/runner.cpp); (how it ended, stopped, stdout, stderr)."""
@@ -216,6 +233,7 @@ class ForkedBox(sandbox.Sandbox):
     def __init__(self, runner, module, hidden=()):  # pylint: disable=super-init-not-called
         """hidden: folders and files the lab must not see (the class, the project)."""
         self.runner, self.asan, self.uid, self.lock = runner, False, runner.uid, None
+        runner.new_student()
         self.hidden = [os.path.realpath(p) for p in hidden if p] if runner.places else []
         self.mode, self.why, self.loads, self.libraries = "user", None, [], []
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")

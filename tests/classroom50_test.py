@@ -18,7 +18,8 @@ max-score, a list of tests each with a name, a boolean passed and whole points, 
 top-level field the schema does not name. Then: the mutant scores what check_lab.py --grade
 gives it on the draw of cases the release names; a lab that only prints the lesson's answers
 to the public cases scores at most 1, the lesson 7, a lab with one mistake 6 (each push is
-graded on cases drawn anew); the starter as given has STEP 1 and 2 right and STEP 3 not written yet; a lab that does not compile, or no
+graded on cases drawn anew); a lab that reads its whole memory finds none of the runner's
+secrets (SECRET, GITHUB_TOKEN set with values of the test's own); the starter as given has STEP 1 and 2 right and STEP 3 not written yet; a lab that does not compile, or no
 lab, scores 0 with the reason (and a result.json left in the checkout by the student is not
 what is read); a grader fault writes no result.json and exits 1; no runner's variables is one
 line and exit 2; points that are not whole are refused when making it.
@@ -33,6 +34,7 @@ import sys
 import checklist
 import make_class
 import memorised_answers
+import memory_scanner
 import project
 
 MAKE_STARTER = os.path.join(project.ROOT, "instructor", "make_starter.py")
@@ -194,6 +196,20 @@ def main(argv):
             "lesson": "full marks", "one_mistake": "no scale: one step lost"}[name]),
             status == 0 and result is not None and lowest <= result["score"] <= highest,
             "exit %d, %s\n%s" % (status, result and result["score"], (body or output)[-1200:])))
+
+    # A lab that reads its whole memory for the runner's secrets (a job's token, an instructor's
+    # variable), set for the autograder with values of their own: it must find neither, and say
+    # it scanned (its marker found on its own stack).
+    secrets = memory_scanner.values()
+    checkout = checkout_of(work, "scanner", memory_scanner.source())
+    status, result, body, output = autograde(work, checkout, env=dict(runner_environment(work, checkout), **secrets))
+    with open(os.path.join(checkout, "result.json"), errors="replace") if result else open(os.devnull) as f:
+        written = f.read() + (body or "")
+    found = [k for k, v in secrets.items() if v in written + output]
+    checks.append(("a lab that scans its memory finds neither SECRET nor GITHUB_TOKEN of the runner's environment "
+                   "(its release body says it scanned and found nothing), exit 0, score 0",
+                   status == 0 and result is not None and result["score"] == 0 and not found
+                   and memory_scanner.SCANNED in written, "exit %d, found %s\n%s" % (status, found, (body or output)[-1500:])))
 
     checkout = checkout_of(work, "starter", False)
     status, result, body, output = autograde(work, checkout)

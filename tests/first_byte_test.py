@@ -27,9 +27,12 @@ import time
 
 import checklist
 import hostile_labs_test as hostile
+import memory_scanner
 import project
 
 SECRET = "THE-SECRET-OF-ROOT"
+GRADERS_SECRETS = memory_scanner.values()  # set in every grader's environment: no lab may find them
+SCANNED = memory_scanner.SCANNED  # what the memory scanner says when its scan read memory
 MARKDOWN_NAME = "[click](javascript:alert(1))<b>bold"  # a student's folder
 BOMB = "".join("#define A%d %s\n" % (i, "1,1,1,1,1,1,1,1,1,1" if i == 0 else ",".join(["A%d" % (i - 1)] * 10))
                for i in range(10)) + "int bomb[] = { A9 };\n"
@@ -96,6 +99,10 @@ def attacks(root, secret, solution):
         "lab_in_a_linked_folder": ({"src": ("link", os.path.join(root, "source"))}, 0, True),
         # Within its 4 GiB it dies before printing: 0. Were the limit lifted, it would earn 5.
         "names_the_sanitizer_and_takes_5_gib": ({"lab04_attention.cpp": head + ASAN + honest}, 0, False),
+        # Reads its whole memory (what the process it was forked from left there) for the grader's
+        # environment and a classmate's name: it must find neither, and say it scanned.
+        "scans_its_memory": ({"lab04_attention.cpp": memory_scanner.source(["reads_the_graders_command_line"])}, 0,
+                             False),
         "reads_the_graders_command_line": ({"lab04_attention.cpp": head + SNOOP.replace("SECRET_PATH", secret).replace(
             "LESSON_PATH", solution) + honest}, 0, False),
         "prints_escape_sequences": ({"lab04_attention.cpp": head + "#include <cstdlib>\n" + ESCAPES + honest}, 0, False),
@@ -118,13 +125,25 @@ def write_submission(folder, files):
 def leaks(text, root, lesson_line):
     """What of the grader's and the class's a text holds that it must not."""
     found = [w for w in (SECRET, lesson_line, "grade_class.py", "check_lab.py", "\x1b", "Stack dump",
-                         "PLEASE submit") if w in text]
+                         "PLEASE submit") + tuple(GRADERS_SECRETS.values()) if w in text]
+    if "scan: " in text:  # the memory scanner: a classmate's name found in its memory
+        found += ["a classmate's name"] * ("found: reads_the_graders_command_line" in text
+                                          or "| reads_the_graders_command_line" in text)
     return found + ["the grader's path"] * (os.path.join(root, "results") in text)
 
 
 def reproducers():
     """Files a crashing clang leaves in /tmp."""
     return sorted(f for f in os.listdir("/tmp") if f.startswith("lab04_attention-"))
+
+
+def graders_environment():
+    return dict(os.environ, **GRADERS_SECRETS)
+
+
+def scanned(name, text):
+    """The memory scanner's report says its scan read memory (a scan that read nothing finds nothing)."""
+    return name != "scans_its_memory" or SCANNED in text
 
 
 def through_gradescope(root, cases, lesson_line, bound):
@@ -135,7 +154,7 @@ def through_gradescope(root, cases, lesson_line, bound):
         before = reproducers()
         start = time.monotonic()
         run = subprocess.run([os.path.join(root, "source", "run_autograder")], capture_output=True,
-                             env=dict(os.environ, AUTOGRADER_ROOT=root), timeout=3 * bound)
+                             env=dict(graders_environment(), AUTOGRADER_ROOT=root), timeout=3 * bound)
         seconds = time.monotonic() - start
         out = (run.stdout + run.stderr).decode("utf-8", "replace")
         try:
@@ -147,7 +166,7 @@ def through_gradescope(root, cases, lesson_line, bound):
         said = leaks(text + out, root, lesson_line) + ["reproducer files"] * (reproducers() != before)
         print("gradescope %-38s score %s in %.1f s%s" % (name, score, seconds, ": leaks " + ", ".join(said) if said else ""))
         checks.append(("Gradescope, %s: scores at most %d, leaks nothing, within %d s" % (name, most, bound),
-                       score is not None and score <= most and not said and seconds < bound,
+                       score is not None and score <= most and not said and seconds < bound and scanned(name, text),
                        "score %s, %.1f s, leaks %s\n%s" % (score, seconds, said, (text or out)[-1500:])))
     return checks
 
@@ -161,7 +180,8 @@ def through_the_class(build, root, cases, lesson_line, work, bound):
     grades = os.path.join(work, "grades")
     start = time.monotonic()
     run = subprocess.run([sys.executable, os.path.join(project.ROOT, "grader", "grade_class.py"), "-j", "2",
-                          "--build", build, "--hide", root, folder, grades], capture_output=True, timeout=bound * len(cases))
+                          "--build", build, "--hide", root, folder, grades], capture_output=True, timeout=bound * len(cases),
+                         env=graders_environment())
     seconds = time.monotonic() - start
     out = (run.stdout + run.stderr).decode("utf-8", "replace")
     print("class of %d: exit %d in %.1f s" % (len(cases), run.returncode, seconds))
@@ -173,7 +193,8 @@ def through_the_class(build, root, cases, lesson_line, work, bound):
     for name, (_, most, _) in cases.items():
         r = rows.get(name, {})
         with open(os.path.join(grades, "feedback", name + ".txt"), encoding="utf-8") as f:
-            said = leaks(f.read() + json.dumps(r), root, lesson_line)
+            feedback = f.read()
+        said = leaks(feedback + json.dumps(r), root, lesson_line) + ["no sign of its scan"] * (not scanned(name, feedback))
         print("class      %-38s score %s (%s)%s" % (name, r.get("score"), r.get("status"), ": leaks " + ", ".join(said) if said else ""))
         checks.append(("class, %s: scores at most %d, its feedback and row leak nothing" % (name, most),
                        r.get("score", 99) <= most and not said, "%s; leaks %s" % (json.dumps(r)[:1500], said)))
@@ -204,11 +225,11 @@ def through_the_checker(root, cases, lesson_line, work):
             continue
         lab = hostile.build_in(root, files["lab04_attention.cpp"], name, work)
         run = subprocess.run([sys.executable, os.path.join(project.CHECKER, "check_lab.py"), "--grade", lab],
-                             capture_output=True, timeout=600, env={k: v for k, v in os.environ.items()
+                             capture_output=True, timeout=600, env={k: v for k, v in graders_environment().items()
                                                                     if k != "LAB_SANITIZED"})
         out = (run.stdout + run.stderr).decode("utf-8", "replace")
         score = next((l.split()[1] for l in out.splitlines() if l.startswith("score: ")), None)
-        said = leaks(out, root, lesson_line)
+        said = leaks(out, root, lesson_line) + ["no sign of its scan"] * (not scanned(name, out))
         print("check_lab  %-38s score %s%s" % (name, score, ": leaks " + ", ".join(said) if said else ""))
         checks.append(("check_lab.py --grade, %s: scores at most %d, prints nothing it must not" % (name, most),
                        score is not None and float(score.split("/")[0]) <= most and not said,

@@ -99,6 +99,13 @@ def _works(cmd):
         return False
 
 
+def bwrap_works():
+    """Whether bubblewrap can make its namespaces here (as root, or as a user where the kernel
+    allows user namespaces)."""
+    return bool(shutil.which("bwrap")) and _works(["bwrap", "--ro-bind", "/", "/", "--unshare-all",
+                                                   "--die-with-parent", "true"])
+
+
 def _processes_of(uid):
     """The pids of every live process whose real or effective user id is uid (a zombie is
     dead already: it holds no pipe and no file, and waits for its parent to reap it)."""
@@ -393,8 +400,7 @@ class Sandbox:
                 raise Refused("LAB_SANDBOX=user needs %s (util-linux)" % " and ".join(missing))
         if wanted == "user" and not root:
             raise Refused("LAB_SANDBOX=user needs root: it runs the lab as a user of its own")
-        if wanted in ("", "bwrap") and shutil.which("bwrap") and _works(
-                ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"]):
+        if wanted in ("", "bwrap") and bwrap_works():
             return "bwrap", None
         if wanted == "bwrap":
             raise Refused("LAB_SANDBOX=bwrap: bubblewrap is not installed, or cannot make namespaces here")

@@ -320,7 +320,17 @@ class Worker:
     runner = None
     explainer = None
     compiler_prefix = []
+    compile_isolation = "none"  # COMPILE_ISOLATION's keys: how each compile is isolated here
     hidden = []  # what else each run must not see (--hide)
+
+
+# How a compile is isolated, as a row's "compile_isolation" says it, and in words.
+COMPILE_ISOLATION = {
+    "user": "the compile ran as that user, in a root of its own that holds the system's files and the lab alone",
+    "bwrap": "the compile ran in bubblewrap, in a root that holds the system's files and the lab alone",
+    "none": "the compile was NOT isolated: it ran with the grader's rights and could read what the grader can "
+            "(as root, or where bubblewrap can make user namespaces, it is isolated)",
+}
 
 
 def start_worker(paths, hidden=()):
@@ -340,6 +350,12 @@ def start_worker(paths, hidden=()):
                 Worker.runner, Worker.compiler_prefix = None, []
         except sandbox.Refused:
             Worker.runner = None
+    if Worker.compiler_prefix:
+        Worker.compile_isolation = "user"
+    elif os.environ.get("LAB_SANDBOX", "") != "none" and sandbox.bwrap_works():
+        Worker.compile_isolation = "bwrap"  # not root, or root with no user of its own
+    else:
+        Worker.compile_isolation = "none"
 
 
 # As root, the compile runs as the sandbox's user in a root of its own (a mount namespace): the
@@ -386,6 +402,20 @@ def compile_needs(command):
     return sorted(needed)
 
 
+def bwrap_root(work, command):
+    """bubblewrap's command line for a compile without root: a root of its own with the system's
+    programs, libraries and headers (/usr, /etc), the precompiled header's files, the lab's
+    folder and an empty /tmp; no network, no other processes. The checkout, its .git, the
+    runner's home and its job's files are not there."""
+    line = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+            "--ro-bind", "/etc", "/etc"]
+    for link in SYSTEM_LINKS:
+        line += ["--symlink", os.readlink(link), link]
+    for folder in SYSTEM_FOLDERS + compile_needs(command):
+        line += ["--ro-bind", folder, folder]
+    return line + ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", work, work, "--chdir", work, "--"]
+
+
 def compile_lab(text, work, compile_command, paths):
     """Compiles and links the lab (its text, as the grader read it) as a module in work, within
     the compile's limits: (module path, None), or (None, (status, errors)) with status "did
@@ -404,6 +434,8 @@ def compile_lab(text, work, compile_command, paths):
             prefix = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", COMPILE_ROOT, "sh", new,
                       work, Worker.runner.own_proc, " ".join(SYSTEM_LINKS)] + SYSTEM_FOLDERS + \
                 compile_needs(command) + [work, "--"] + prefix
+    elif Worker.compile_isolation == "bwrap":
+        prefix = bwrap_root(work, command)
     limits = ["prlimit", "--as=%d" % COMPILE_MEMORY, "--cpu=%d" % COMPILE_CPU, "--fsize=%d" % COMPILE_FILE,
               "--core=0", "--"]
     steps = [command + ["-o", "lab04_attention.o", "-c", "lab04_attention.cpp"],
@@ -531,7 +563,7 @@ def grader_error(student, points, why):
 def new_row(student, points, **fields):
     """A row of the gradebook (gradebook.py), no points earned yet."""
     row = {"student": student.name, "id": student.id, "label": student.label, "score": 0.0, "max_score": sum(points), "steps": [0.0] * 7, "right": [False] * 7, "status": "",
-           "diagnosis": "", "mistake": None, "feedback": []}
+           "diagnosis": "", "mistake": None, "feedback": [], "compile_isolation": Worker.compile_isolation}
     row.update(fields)
     return row
 
@@ -576,7 +608,8 @@ def grade_one(student, compile_command, points, timeout, texts, template=frozens
             box = runner_client.ForkedBox(Worker.runner, module, hidden=[student.folder, ROOT] + Worker.hidden)
         else:
             box = runner_client.ServedBox(Worker.paths["class_runner"], module, Worker.paths["runtime"])
-        row["isolation"] = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation)
+        row["isolation"] = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation) + "; " + \
+            COMPILE_ISOLATION[Worker.compile_isolation]
         clock = time.monotonic()
         try:
             results, not_run = verdict.run_cases(lambda case: running.run_case(box, case, timeout, "lab04_attention"),

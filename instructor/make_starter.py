@@ -2,7 +2,7 @@
 """make_starter.py: writes the starter repository that students get, made from the lesson.
 
 usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE]
-                       [--lab-only | --autograder | --classroom50] OUT
+                       [--lab-only | --autograder | --classroom50 [--grade-unisolated]] OUT
 
   --blank STEPS  the STEPs the student writes, such as 2,3,4,5,6 (default 3,4,5,6: the
                  attention itself; STEP 1 and 2 draw the random numbers in the order the
@@ -20,6 +20,10 @@ usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE]
                  runtime.json (the assignment's runtime: the packages to install) and a
                  README.md saying how; Classroom 50's points are whole numbers, so --points
                  must be (a fraction is refused, exit 2, rather than rounded)
+  --grade-unisolated  with --classroom50: grade on a runner where a student's compile and run
+                 cannot be isolated (not root, no sudo without a password, no user namespaces
+                 for bubblewrap), saying so in the release; without it such a runner grades
+                 nothing and says why (a lab compiled there reads what the job can)
   OUT            the folder to write the starter into: new, or empty
 
 The starter is this project's lab04_attention.cpp with each blanked STEP's code replaced by
@@ -316,7 +320,7 @@ def write_tree(out, project_files, files):
             f.write(text)
 
 
-def write_classroom50(out, files, points, install):
+def write_classroom50(out, files, points, install, unisolated=False):
     """A Classroom 50 classroom's part of this lab: the template repository, the autograder's
     bundle, the runtime and how to set them up (templates/classroom50_README.md)."""
     import json
@@ -329,6 +333,7 @@ def write_classroom50(out, files, points, install):
     write_tree(os.path.join(out, "autograder", "project"), copied() + grader_files(), {})
     write_tree(os.path.join(out, "autograder", "project"), [], bundle)
     grader = fill("classroom50_autograder.py", POINTS=", ".join(str(int(p)) for p in points),
+                  UNISOLATED="grade" if unisolated else "refuse",
                   PACKAGES=" ".join(packages), STEP_NAMES=json.dumps({str(n): cases.STEP_NAMES[n] for n in range(1, 8)}))
     path = os.path.join(out, "autograder", "autograder.py")
     with open(path, "w") as f:
@@ -347,7 +352,7 @@ def write_classroom50(out, files, points, install):
 # --- the command -----------------------------------------------------------------------------
 
 def parse_args(argv):
-    blanks, points, lab_only, out = list(DEFAULT_BLANKS), [1.0] * 7, False, None
+    blanks, points, lab_only, out, unisolated = list(DEFAULT_BLANKS), [1.0] * 7, False, None, False
     lesson = os.path.join(PROJECT, "lab04_attention.cpp")
     while argv:
         a = argv.pop(0)
@@ -368,6 +373,8 @@ def parse_args(argv):
             lesson = argv.pop(0) if argv else ""
             if not os.path.isfile(lesson):
                 raise Usage("--lab takes the path of a lab04_attention.cpp, not %r" % lesson[:80])
+        elif a == "--grade-unisolated":
+            unisolated = True
         elif a in ("--lab-only", "--autograder", "--classroom50"):
             lab_only = a[2:]
         elif a.startswith("-") or out is not None:
@@ -378,6 +385,8 @@ def parse_args(argv):
     if out is None:
         raise Usage("usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] "
                     "[--lab-only | --autograder | --classroom50] OUT")
+    if unisolated and lab_only != "classroom50":
+        raise Usage("--grade-unisolated is a setting of Classroom 50's autograder: give it with --classroom50")
     if lab_only == "classroom50" and any(p != int(p) for p in points):
         raise Usage("Classroom 50's scores are whole numbers: give --points in whole numbers (such as 2,1,1,1,1,1,1), "
                     "not %s; a fraction is not rounded, so that no grade is changed behind your back"
@@ -387,12 +396,12 @@ def parse_args(argv):
             raise Usage("--%s writes a file: %r is a folder, or its folder does not exist" % (lab_only, out[:80]))
     elif os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise Usage("%r exists and is not an empty folder: give a new folder for the starter" % out[:80])
-    return blanks, points, lab_only, out, lesson
+    return blanks, points, lab_only, out, lesson, unisolated
 
 
 def main(argv):
     try:
-        blanks, points, lab_only, out, lesson = parse_args(list(argv))
+        blanks, points, lab_only, out, lesson, unisolated = parse_args(list(argv))
         with open(lesson) as f:
             lab, hints = make_lab(f.read(), blanks)
         if lab_only == "lab-only":
@@ -410,7 +419,7 @@ def main(argv):
             return write_autograder(out, files)
         if lab_only == "classroom50":
             files["README.md"] = student_readme(blanks, hints, points, install, rebuild, on_push="classroom50")
-            return write_classroom50(out, files, points, install)
+            return write_classroom50(out, files, points, install, unisolated)
         write_tree(out, copied(), files)
         print("make_starter: wrote %s: STEP %s blanked, points %s" % (
             out, ",".join(map(str, blanks)), ",".join(cases.fmt(p) for p in points)))

@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import checklist
 import make_class
@@ -78,10 +79,11 @@ def checkout_of(work, name, lab_text):
     return checkout
 
 
-def autograde(work, checkout, env=None):
-    """Runs autograder.py as the runner does: (exit status, result or None, release body, output)."""
+def autograde(work, checkout, env=None, prefix=(), script="autograder.py"):
+    """Runs autograder.py as the runner does: (exit status, result or None, release body, output).
+    prefix: what it runs through (as a user without root, say)."""
     os.makedirs(os.path.join(work, "runner_temp"), exist_ok=True)
-    done = subprocess.run([sys.executable, os.path.join(work, "bundle", "autograder.py")], cwd=checkout,
+    done = subprocess.run(list(prefix) + [sys.executable, os.path.join(work, "bundle", script)], cwd=checkout,
                           env=env or runner_environment(work, checkout), capture_output=True, text=True, timeout=1200)
     result = body = None
     try:
@@ -92,6 +94,107 @@ def autograde(work, checkout, env=None):
     except (OSError, ValueError):
         pass
     return done.returncode, result, body, done.stdout + done.stderr
+
+
+TOKEN = "ghs_the-jobs-own-token-0d1e2f"  # what a checkout's .git/config holds on a runner
+# A lab that puts its checkout's .git/config (where actions/checkout leaves the job's token)
+# into its own binary at compile time, and prints it.
+INCBIN = r"""__asm__(".section .rodata\n.global lab04_config\nlab04_config:\n.incbin \"CONFIG\"\n.byte 0\n.previous\n");
+#include <cstdio>
+extern "C" const char lab04_config[];
+int main() {
+  std::printf("STEP 1: %s\n", lab04_config);
+  std::fprintf(stderr, "config: %s\n", lab04_config);
+  return 0;
+}
+"""
+# A lab that tries to read what the job keeps in $RUNNER_TEMP, and says what it found.
+READS_RUNNER_TEMP = r"""#include <cstdio>
+int main() {
+  std::FILE* f = std::fopen("PATH", "r");
+  char line[128] = "";
+  if (f && std::fgets(line, sizeof line, f)) std::fprintf(stderr, "runner_temp: readable: %s\n", line);
+  else std::fprintf(stderr, "runner_temp: hidden\n");
+  return 3;
+}
+"""
+
+
+def with_token(work, name, text):
+    """A checkout whose .git/config holds TOKEN, as actions/checkout leaves it, with text as its lab
+    (CONFIG in it: that file's path)."""
+    checkout = checkout_of(work, name, "")
+    config = os.path.join(checkout, ".git", "config")
+    with open(config, "a") as f:
+        f.write('[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic %s\n' % TOKEN)
+    with open(os.path.join(checkout, "lab04_attention.cpp"), "w") as f:
+        f.write(text.replace("CONFIG", config))
+    return checkout
+
+
+def runner_side(work, checks):
+    """As root: the runner's folders keep their modes, and no run reads $RUNNER_TEMP's files."""
+    # A $RUNNER_TEMP in /home, as a runner's is (GitHub's: /home/runner/work/_temp), not in the
+    # project or /tmp (which runs see nothing of anyway), of mode 750 as a runner's home is; its
+    # build, the one made already.
+    temp = tempfile.mkdtemp(prefix="lab04-runner-temp-", dir="/home" if os.path.isdir("/home") else None)
+    os.chmod(temp, 0o750)
+    os.symlink(os.path.join(work, "runner_temp", "lab04-build"), os.path.join(temp, "lab04-build"))
+    step = os.path.join(temp, "step-script.sh")
+    with open(step, "w") as f:
+        f.write("the job's own step script\n")
+    os.chmod(step, 0o644)
+    checkout = checkout_of(work, "reads_runner_temp", READS_RUNNER_TEMP.replace("PATH", step))
+    try:
+        status, result, body, output = autograde(work, checkout, env=dict(runner_environment(work, checkout),
+                                                                          RUNNER_TEMP=temp))
+        mode = os.stat(temp).st_mode & 0o777
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    checks.append(("as root: a lab reading the job's step script in $RUNNER_TEMP finds it hidden, and the folder "
+                   "holding the build keeps its mode (750) after the grade", status == 0 and result is not None
+                   and "runner_temp: hidden" in (body or "") and "the job's own" not in (body or "") + output
+                   and mode == 0o750, "exit %d, mode %o\n%s" % (status, mode, (body or output)[-1200:])))
+
+
+def without_root(work, checks):
+    """As a user without root or sudo: where user namespaces are allowed the compile is in
+    bubblewrap (an .incbin of the checkout's .git/config does not compile); where they are not
+    (a user namespace whose limit is used up: the kernel's own rule), nothing is graded and the
+    release says why, unless the autograder was made to grade anyway."""
+    user = ["unshare", "--user", "--map-user=1000", "--map-group=1000", "--"]
+    if subprocess.run(user + ["true"], capture_output=True).returncode != 0:
+        print("left out: the checks without root (no user namespace can be made here, as in a chroot)")
+        return
+    no_namespaces = ["unshare", "--user", "--map-root-user", "--", "sh", "-c",
+                     "echo 1 > /proc/sys/user/max_user_namespaces && exec \"$@\"", "sh"] + user
+    checkout = with_token(work, "incbin_no_root", INCBIN)
+    status, result, body, output = autograde(work, checkout, prefix=user)
+    checks.append(("without root, with user namespaces: a lab that .incbin's its checkout's .git/config does not "
+                   "compile (the file is not in the compile's root), scores 0, and the token is nowhere",
+                   status == 0 and result is not None and result["score"] == 0
+                   and "did not compile" in result["tests"][0].get("message", "")
+                   and TOKEN not in (body or "") + json.dumps(result) + output,
+                   "exit %d, %s\n%s" % (status, result and result["score"], (body or output)[-1500:])))
+    checkout = with_token(work, "incbin_no_namespaces", INCBIN)
+    status, result, body, output = autograde(work, checkout, prefix=no_namespaces)
+    said = [l for l in output.splitlines() if "NOT GRADED" in l]
+    checks.append(("without root or user namespaces: not graded (exit 1, no result.json), one line saying the compile "
+                   "cannot be isolated, and the release body says so; the token is nowhere",
+                   status == 1 and result is None and not os.path.exists(os.path.join(checkout, "result.json"))
+                   and len(said) == 1 and "cannot be isolated" in said[0]
+                   and "cannot be isolated" in open(os.path.join(checkout, "release-body.md")).read()
+                   and TOKEN not in output, "exit %d\n%s" % (status, output[-1500:])))
+    with open(os.path.join(work, "bundle", "autograder.py")) as f:
+        grading_anyway = f.read().replace('UNISOLATED = "refuse"', 'UNISOLATED = "grade"')
+    with open(os.path.join(work, "bundle", "autograder_grade_unisolated.py"), "w") as f:
+        f.write(grading_anyway)
+    checkout = checkout_of(work, "lesson_no_namespaces", make_class.lab_text("lesson"))
+    status, result, body, output = autograde(work, checkout, prefix=no_namespaces,
+                                             script="autograder_grade_unisolated.py")
+    checks.append(("the same, made with --grade-unisolated: graded (the lesson: 7), the release body opening with "
+                   "'Isolation: NONE'", status == 0 and result is not None and result["score"] == 7
+                   and (body or "").startswith("Isolation: NONE"), "exit %d\n%s" % (status, (body or output)[-1200:])))
 
 
 def whole(x):
@@ -258,6 +361,9 @@ def main(argv):
                    status == 0 and result is not None and not contract_problems(result, env)
                    and [t["passed"] for t in result["tests"]][:4] == [True] * 4 and result["score"] < 7,
                    "exit %d, %s\n%s" % (status, result, output[-800:])))
+
+    runner_side(work, checks)
+    without_root(work, checks)
 
     # A grader fault: the bundle's checker broken. No result.json, exit 1, never a 0.
     grading = os.path.join(work, "bundle", "project", "checker", "grading.py")

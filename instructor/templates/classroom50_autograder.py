@@ -36,6 +36,10 @@ PACKAGES = "@PACKAGES@".split()  # the README's install line's packages
 NEEDED = ["CLASSROOM", "ASSIGNMENT", "SUBMISSION_TAG", "COMMIT_URL", "RELEASE_URL"]
 STEP_NAMES = @STEP_NAMES@  # the checker's names of the steps
 BODY_LIMIT = 60000  # characters of release-body.md (a GitHub release's text holds about 125,000)
+# Where the student's compile cannot be isolated (not root, no sudo without a password, no user
+# namespaces for bubblewrap): "refuse" grades nothing and says so; "grade" grades, saying so
+# (make_starter.py --classroom50 --grade-unisolated).
+UNISOLATED = "@UNISOLATED@"
 
 
 class GraderFault(Exception):
@@ -80,15 +84,52 @@ def build(folder):
 
 def open_to_others(paths):
     """As root the grader compiles and runs each lab as a user of its own, which must enter the
-    project and its build: each folder that holds them gets o+x (the job's machine is its own)."""
-    closed = set()
-    for path in paths:
+    project and its build: each folder that holds them gets o+x for the grade. Returns
+    {folder: its mode before}, for close_again()."""
+    closed = {}
+    for path in list(paths) + [os.path.realpath(p) for p in paths]:  # (the way there, and where it is)
         while os.path.dirname(path) != path:
-            if not os.stat(path).st_mode & 0o001:
-                closed.add(path)
+            mode = os.stat(path).st_mode & 0o7777
+            if not mode & 0o001:
+                closed[path] = mode
             path = os.path.dirname(path)
     if closed and (os.geteuid() == 0 or as_root(["true"]) != ["true"]):
         run(as_root(["chmod", "o+x"] + sorted(closed)))
+        return closed
+    return {}
+
+
+def close_again(modes):
+    """Gives each folder open_to_others() opened its mode back (the runner's home among them)."""
+    for path, mode in sorted(modes.items()):
+        run(as_root(["chmod", "%o" % mode, path]))
+
+
+def isolation():
+    """How this runner can isolate a student's compile and run: "root" (as root, or through sudo
+    without a password: a user of its own, a root of its own), "bubblewrap" (user namespaces),
+    or None (it cannot: the compile would read what this job can, its token among them)."""
+    if os.geteuid() == 0 or as_root(["true"]) != ["true"]:
+        return "root"
+    if shutil.which("bwrap") and run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        return "bubblewrap"
+    return None
+
+
+def hidden(folder):
+    """What every run must not see beside the bundle: what the job keeps in $RUNNER_TEMP (its
+    step scripts and environment files), all of it but the build."""
+    temp = os.environ.get("RUNNER_TEMP")
+    if not temp or not os.path.isdir(temp):
+        return []
+    keep = {os.path.realpath(p) for p in (PROJECT, folder)}
+    hide = []
+    for name in sorted(os.listdir(temp)):
+        path = os.path.realpath(os.path.join(temp, name))
+        if not any(k == path or k.startswith(path + os.sep) for k in keep):
+            hide += ["--hide", os.path.join(temp, name)]
+    return hide
 
 
 def grade(checkout, folder, private):
@@ -97,8 +138,8 @@ def grade(checkout, folder, private):
     grades = os.path.join(private, "grades")
     points = ",".join(str(p) for p in POINTS)
     command = as_root([os.path.join(PROJECT, "grader", "grade_class.py"), "--build", folder, "--jobs", "1",
-                       "--points", points, "--hide", HERE, "--gradescope", os.path.join(private, "gradescope.json"),
-                       checkout, grades])
+                       "--points", points, "--hide", HERE] + hidden(folder) + [
+                       "--gradescope", os.path.join(private, "gradescope.json"), checkout, grades])
     done = run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sys.stdout.write(done.stdout)
     sys.stderr.write(done.stderr)
@@ -196,14 +237,29 @@ def main():
     for name in ("result.json", "release-body.md"):  # nothing of an earlier run, or of the student's, counts
         clear(os.path.join(checkout, name))
     private = tempfile.mkdtemp(prefix="lab04-classroom50-")
+    folder = os.path.join(env.get("RUNNER_TEMP") or tempfile.gettempdir(), "lab04-build")
+    opened = {}
     try:
         install()
-        folder = os.path.join(env.get("RUNNER_TEMP") or tempfile.gettempdir(), "lab04-build")
+        how = isolation()
+        note = ""
+        if how is None:
+            note = ("the student's compile and run cannot be isolated on this runner: it is not root, has no sudo "
+                    "without a password, and bubblewrap cannot make user namespaces here, so a lab would read what "
+                    "this job can (its token, the checkout's .git)")
+            if UNISOLATED != "grade":
+                write(os.path.join(checkout, "release-body.md"), "Not graded: %s. To grade on such runners anyway, "
+                      "make the autograder with make_starter.py --classroom50 --grade-unisolated.\n" % note)
+                raise GraderFault(note)
+            print("autograder: %s; graded anyway (--grade-unisolated)" % note, flush=True)
         build(folder)
-        open_to_others([PROJECT, folder])
+        opened = open_to_others([PROJECT, folder])
         row, graded = grade(checkout, folder, private)
         result = result_of(row, env, checkout)
-        write(os.path.join(checkout, "release-body.md"), release_body(result, row, graded))
+        body = release_body(result, row, graded)
+        if note:
+            body = "Isolation: NONE: %s; graded anyway (the instructor's setting).\n\n%s" % (note, body)
+        write(os.path.join(checkout, "release-body.md"), body)
         write(os.path.join(checkout, "result.json"), json.dumps(result, indent=2) + "\n")
         print("autograder: %d/%d (%s); wrote result.json and release-body.md" % (
             result["score"], result["max-score"], row["status"]))
@@ -214,6 +270,7 @@ def main():
               file=sys.stderr)
         return 1
     finally:
+        close_again(opened)
         run(as_root(["rm", "-rf", private]))
 
 

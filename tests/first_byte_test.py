@@ -1,7 +1,8 @@
 """A submission is hostile from its first byte: what it does before and around its run (links,
 #include and .incbin of what it should not see, compiles that never end, eat memory or flood
 messages, a compiler crash, a string that once lifted the memory limit, reading the grader's
-command line, escape sequences) raises no grade, brings no file from outside the submission
+command line, reading its whole memory for the grader's environment and a classmate's name,
+escape sequences) raises no grade, brings no file from outside the submission
 into its feedback or results, and holds no grader past its bounds: through Gradescope's
 run_autograder (a folder that stands for /autograder, as root), through the class grader, and
 through check_lab.py --grade.
@@ -13,7 +14,9 @@ Each attack is the honest lab of hostile_labs_test.py (5/7: no scale, softmax ov
 /autograder's and the instructor's files; a line of the lesson that the starter lacks stands
 for the solution. Each attack must: score at most the honest 5 (0 where it cannot compile),
 leave out of its results and feedback the secret, the lesson's line, the grader's paths and
-ESC characters, and end within the grader's stated bounds. Prints OK or NOT OK for each.
+ESC characters, and end within the grader's stated bounds. The graders run with SECRET and
+GITHUB_TOKEN set to values of the test's own, which the memory scanner must not find (and it must
+say it scanned: its marker found on its own stack). Prints OK or NOT OK for each.
 
 Runs itself again inside a PID namespace; needs root and labs that run as a user of their
 own (skipped, exit 77, elsewhere: a chroot whose / is closed cannot hide anything from them).

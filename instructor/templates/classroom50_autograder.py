@@ -105,16 +105,14 @@ def close_again(modes):
         run(as_root(["chmod", "%o" % mode, path]))
 
 
-def isolation():
-    """How this runner can isolate a student's compile and run: "root" (as root, or through sudo
-    without a password: a user of its own, a root of its own), "bubblewrap" (user namespaces),
-    or None (it cannot: the compile would read what this job can, its token among them)."""
+def can_isolate():
+    """Whether this runner can isolate a student's compile and run: as root, or through sudo
+    without a password (a user of its own, a root of its own), or in bubblewrap (user
+    namespaces). Where it cannot, the compile would read what this job can, its token among them."""
     if os.geteuid() == 0 or as_root(["true"]) != ["true"]:
-        return "root"
-    if shutil.which("bwrap") and run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
-        return "bubblewrap"
-    return None
+        return True
+    return bool(shutil.which("bwrap")) and run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent",
+                                                "true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
 def hidden(folder):
@@ -241,9 +239,8 @@ def main():
     opened = {}
     try:
         install()
-        how = isolation()
         note = ""
-        if how is None:
+        if not can_isolate():
             note = ("the student's compile and run cannot be isolated on this runner: it is not root, has no sudo "
                     "without a password, and bubblewrap cannot make user namespaces here, so a lab would read what "
                     "this job can (its token, the checkout's .git)")

@@ -74,7 +74,7 @@ def main(argv):
         write_class(os.path.join(work, "term"), {"hal": lesson})
         done, section = grade(build, os.path.join(work, "term"), os.path.join(work, "grades"))
         if done.returncode == 0 and "Not checked: sim_c++" in section:
-            print("SKIPPED: sim_c++ is not installed here (the README's install-similarity: Debian's similarity-tester, "
+            print("SKIPPED: sim_c++ is not installed here (the install-similarity command of docs/instructors.md: Debian's similarity-tester, "
                   "which this system does not package); without it the class is graded and the summary says why")
             return 0
         return checklist.report([("without sim_c++: graded, the summary says why", False, section or done.stderr)])

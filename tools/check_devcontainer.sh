@@ -1,5 +1,5 @@
 #!/bin/sh
-# Reads .devcontainer/devcontainer.json (and starter/'s, where the README's make-starter command
+# Reads .devcontainer/devcontainer.json (and starter/'s, where the make-starter command of docs/instructors.md
 # made a starter) with the Dev Containers reference CLI, as VS Code and Codespaces read it, and
 # checks that the configuration it resolves runs the README's install-build-run command (less its
 # last step, the run of the lab: a starter's stops at its first blank) in a Debian image. The CLI comes from the npm registry (into build/devcontainer-cli); this

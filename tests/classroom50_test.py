@@ -151,10 +151,23 @@ def runner_side(work, checks):
         mode = os.stat(temp).st_mode & 0o777
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-    checks.append(("as root: a lab reading the job's step script in $RUNNER_TEMP finds it hidden, and the folder "
-                   "holding the build keeps its mode (750) after the grade", status == 0 and result is not None
-                   and "runner_temp: hidden" in (body or "") and "the job's own" not in (body or "") + output
-                   and mode == 0o750, "exit %d, mode %o\n%s" % (status, mode, (body or output)[-1200:])))
+    if os.geteuid() != 0 or a_user_of_its_own_runs():
+        checks.append(("as root: a lab reading the job's step script in $RUNNER_TEMP finds it hidden, and the folder "
+                       "holding the build keeps its mode (750) after the grade", status == 0 and result is not None
+                       and "runner_temp: hidden" in (body or "") and "the job's own" not in (body or "") + output
+                       and mode == 0o750, "exit %d, mode %o\n%s" % (status, mode, (body or output)[-1200:])))
+    else:  # graded unisolated (above): the release must say so
+        checks.append(("as root where no user of its own can run programs, made with --grade-unisolated: graded, the "
+                       "release body opening with 'Isolation: NONE', and the folder holding the build keeps its mode "
+                       "(750)", status == 0 and result is not None and (body or "").startswith("Isolation: NONE")
+                       and mode == 0o750, "exit %d, mode %o\n%s" % (status, mode, (body or output)[-1200:])))
+
+
+def a_user_of_its_own_runs():
+    """As root: whether a user of no group of root's can run a program here (not where the
+    system's folders are closed to other users, as in some chroots)."""
+    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c",
+                           "exit 0"], cwd="/", capture_output=True).returncode == 0
 
 
 def without_root(work, checks):
@@ -176,8 +189,13 @@ def without_root(work, checks):
                    and "did not compile" in result["tests"][0].get("message", "")
                    and TOKEN not in (body or "") + json.dumps(result) + output,
                    "exit %d, %s\n%s" % (status, result and result["score"], (body or output)[-1500:])))
+    refusing = os.path.join(work, "bundle", "autograder_refusing.py")  # (where root's runs are not isolated)
+    with open(refusing if os.path.exists(refusing) else os.path.join(work, "bundle", "autograder.py")) as f:
+        made = f.read()
+    with open(refusing, "w") as f:
+        f.write(made)
     checkout = with_token(work, "incbin_no_namespaces", INCBIN)
-    status, result, body, output = autograde(work, checkout, prefix=no_namespaces)
+    status, result, body, output = autograde(work, checkout, prefix=no_namespaces, script="autograder_refusing.py")
     said = [l for l in output.splitlines() if "NOT GRADED" in l]
     checks.append(("without root or user namespaces: not graded (exit 1, no result.json), one line saying the compile "
                    "cannot be isolated, and the release body says so; the token is nowhere",
@@ -185,8 +203,7 @@ def without_root(work, checks):
                    and len(said) == 1 and "cannot be isolated" in said[0]
                    and "cannot be isolated" in open(os.path.join(checkout, "release-body.md")).read()
                    and TOKEN not in output, "exit %d\n%s" % (status, output[-1500:])))
-    with open(os.path.join(work, "bundle", "autograder.py")) as f:
-        grading_anyway = f.read().replace('UNISOLATED = "refuse"', 'UNISOLATED = "grade"')
+    grading_anyway = made.replace('UNISOLATED = "refuse"', 'UNISOLATED = "grade"')
     with open(os.path.join(work, "bundle", "autograder_grade_unisolated.py"), "w") as f:
         f.write(grading_anyway)
     checkout = checkout_of(work, "lesson_no_namespaces", make_class.lab_text("lesson"))
@@ -259,6 +276,26 @@ def main(argv):
     if made.returncode != 0:
         return checklist.report(checks)
     shutil.copytree(os.path.join(work, "classroom", "autograder"), os.path.join(work, "bundle"))
+    if os.geteuid() == 0 and not a_user_of_its_own_runs():
+        # As root where no other user can run a program (a chroot whose / is mode 700): the lab
+        # could not be isolated, so the autograder refuses; the checks that follow grade with a
+        # bundle made with --grade-unisolated, whose releases must say Isolation: NONE.
+        checkout = checkout_of(work, "lesson_root_cannot_isolate", make_class.lab_text("lesson"))
+        status, result, body, output = autograde(work, checkout)
+        said = [l for l in output.splitlines() if "NOT GRADED" in l]
+        release = os.path.join(checkout, "release-body.md")
+        body = open(release).read() if os.path.isfile(release) else ""
+        checks.append(("as root where no user of its own can run programs: not graded (exit 1, no result.json), one "
+                       "line saying why, and the release body says so", status == 1 and result is None
+                       and len(said) == 1 and "no user of its own" in said[0] and "Not graded" in body,
+                       "exit %d\n%s" % (status, output[-1200:])))
+        made = subprocess.run([sys.executable, MAKE_STARTER, "--classroom50", "--grade-unisolated",
+                               os.path.join(work, "classroom_unisolated")], capture_output=True, text=True)
+        bundle = os.path.join(work, "bundle")
+        os.replace(os.path.join(bundle, "autograder.py"), os.path.join(bundle, "autograder_refusing.py"))
+        shutil.copy2(os.path.join(work, "classroom_unisolated", "autograder", "autograder.py"), bundle)
+        print("left out: the checks of an isolated grade as root (no user of its own can run programs here, as in a "
+              "chroot whose / is closed): graded with --grade-unisolated instead")
     refused = subprocess.run([sys.executable, MAKE_STARTER, "--classroom50", "--points", "1.5,1,1,1,1,1,1",
                               os.path.join(work, "fractions")], capture_output=True, text=True)
     checks.append(("points that are not whole are refused: one line, exit 2, nothing written",

@@ -105,14 +105,26 @@ def close_again(modes):
         run(as_root(["chmod", "%o" % mode, path]))
 
 
-def can_isolate():
-    """Whether this runner can isolate a student's compile and run: as root, or through sudo
-    without a password (a user of its own, a root of its own), or in bubblewrap (user
-    namespaces). Where it cannot, the compile would read what this job can, its token among them."""
+def cannot_isolate():
+    """Why this runner cannot isolate a student's compile and run, or None when it can: as root,
+    or through sudo without a password, a user of its own (which must be able to run programs
+    here: a system whose folders are closed to other users, as some chroots are, lets it load
+    nothing); as a user, bubblewrap (user namespaces). Where it cannot, the lab would read what
+    this job can, its token among them."""
     if os.geteuid() == 0 or as_root(["true"]) != ["true"]:
-        return True
-    return bool(shutil.which("bwrap")) and run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent",
-                                                "true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        probe = run(as_root(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c",
+                             "exit 0"]), cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if probe.returncode == 0:
+            return None
+        return ("no user of its own can run programs on this runner (its system's folders are closed to other "
+                "users), so as root a lab would run with root's rights and read what this job can (its token, the "
+                "checkout's .git)")
+    if shutil.which("bwrap") and run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        return None
+    return ("the student's compile and run cannot be isolated on this runner: it is not root, has no sudo without a "
+            "password, and bubblewrap cannot make user namespaces here, so a lab would read what this job can (its "
+            "token, the checkout's .git)")
 
 
 def hidden(folder):
@@ -239,11 +251,8 @@ def main():
     opened = {}
     try:
         install()
-        note = ""
-        if not can_isolate():
-            note = ("the student's compile and run cannot be isolated on this runner: it is not root, has no sudo "
-                    "without a password, and bubblewrap cannot make user namespaces here, so a lab would read what "
-                    "this job can (its token, the checkout's .git)")
+        note = cannot_isolate() or ""
+        if note:
             if UNISOLATED != "grade":
                 write(os.path.join(checkout, "release-body.md"), "Not graded: %s. To grade on such runners anyway, "
                       "make the autograder with make_starter.py --classroom50 --grade-unisolated.\n" % note)

@@ -22,6 +22,8 @@ GRADE_CASES = ["3,4,6,6", "7,5,8,3", "0,1,1,1", "11,12,6,9,no-scale", "3,4,6,6,n
                "7,5,8,3,heads=2"]
 STEP_NAMES = {1: "the input x", 2: "query, key and value", 3: "the scores", 4: "the causal mask",
               5: "softmax", 6: "the output", 7: "the two checks and the exit status"}
+STEPS = len(STEP_NAMES)  # the lesson's steps (STEP 8, joining several heads, is no step of a grade)
+STEP_NUMBERS = range(1, STEPS + 1)  # every count and list of the steps reads these two
 
 # The tensors in the order of the lesson: (step, name, header of the block that prints it).
 TENSORS = [("1", "x", "    x, shape"), ("2", "q", "    q, shape"), ("2", "k", "    k, shape"),
@@ -193,10 +195,10 @@ def draw_grade_cases(seed):
 def parse_points(text):
     try:
         points = [float(p) for p in text.split(",")]
-        assert len(points) == 7 and all(0 <= p <= 1000 for p in points) and sum(points) > 0
+        assert len(points) == STEPS and all(0 <= p <= 1000 for p in points) and sum(points) > 0
     except (ValueError, AssertionError):
-        raise ValueError("--points takes 7 numbers from 0 to 1000, one for each STEP, joined by commas "
-                    "(such as 1,1,2,2,2,1,1), not %r" % text[:80])
+        raise ValueError("--points takes %d numbers from 0 to 1000, one for each STEP, joined by commas "
+                         "(such as 1,1,2,2,2,1,1), not %r" % (STEPS, text[:80]))
     return points
 
 

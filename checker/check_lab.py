@@ -50,6 +50,7 @@ import signal
 import sys
 
 import cases
+import files
 import sandbox  # the one way to run a student's lab
 import torch_python
 
@@ -62,7 +63,7 @@ class Usage(Exception):
 
 def parse_args(argv):
     """The command line as a dict: lab, cases, timeout, report, json, name, grade, points, step, gradescope."""
-    args = {"timeout": TIMEOUT, "report": None, "json": None, "name": None, "grade": False, "points": [1.0] * 7,
+    args = {"timeout": TIMEOUT, "report": None, "json": None, "name": None, "grade": False, "points": [1.0] * cases.STEPS,
             "step": None, "gradescope": None, "draw": None}
     options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope", "--draw")
     while argv[:1] and argv[0] in options:
@@ -92,8 +93,8 @@ def parse_args(argv):
             except ValueError as e:
                 raise Usage(str(e))
         elif option == "--step":
-            if value not in [str(n) for n in range(1, 8)]:
-                raise Usage("--step takes a STEP number from 1 to 7, not %r" % (value or "")[:20])
+            if value not in [str(n) for n in cases.STEP_NUMBERS]:
+                raise Usage("--step takes a STEP number from 1 to %d, not %r" % (cases.STEPS, (value or "")[:20]))
             args["step"] = int(value)
         else:  # --report, --json, --gradescope: a file to write
             if not value or os.path.isdir(value) or not os.path.isdir(os.path.dirname(os.path.abspath(value))):
@@ -101,7 +102,7 @@ def parse_args(argv):
                             "exists%s" % (option, ", not %r" % value[:80] if value else ""))
             args[option[2:]] = value
         argv = argv[2:]
-    if (args["step"] or args["gradescope"] or args["points"] != [1.0] * 7 or args["draw"] is not None) \
+    if (args["step"] or args["gradescope"] or args["points"] != [1.0] * cases.STEPS or args["draw"] is not None) \
             and not args["grade"]:
         raise Usage("--points, --step, --gradescope and --draw go with --grade")
     if not argv or argv[0].startswith("-"):
@@ -126,18 +127,15 @@ def parse_args(argv):
 
 def write_report(path, ok, lines):
     """The report in a file, first line OK or NOT OK, written whole or not at all."""
-    with open(path + ".new", "w") as f:
-        f.write("%s\n%s\n" % ("OK" if ok else "NOT OK", "\n".join(lines)))
-    os.replace(path + ".new", path)
+    files.write_text(path, "%s\n%s\n" % ("OK" if ok else "NOT OK", "\n".join(lines)))
 
 
 def write_json(path, ok, first, ending):
     """The verdict's parts as values (see --json), written whole or not at all."""
     import json
-    with open(path + ".new", "w") as f:
+    with files.written(path) as f:
         json.dump({"ok": ok, "first": [cases.printable(l) for l in first],
                    "ending": [cases.printable(l) for l in ending]}, f, indent=1)
-    os.replace(path + ".new", path)
 
 
 def main(argv):

@@ -6,12 +6,12 @@ weights and v; STEP 7: the verdicts it printed are right for the weights it prin
 exit status follows them. A step right in every case earns its points.
 """
 import json
-import os
 
 import torch
 
 import cases
 import compare
+import files
 import reference_attention
 from cases import STEP_NAMES
 
@@ -167,13 +167,13 @@ def grade_steps(results):
                 grades[step] = (r["text"], problem)
             else:
                 grades.setdefault(step, None)
-    for step in range(1, 8):
+    for step in cases.STEP_NUMBERS:
         if step not in grades:
             grades[step] = ("every case", "never printed")
     # A starter's blank: the run stops at the first step not written yet.
     blank = min((b for b in (compare.blank_step(r["out"]) for r in results) if b), default=None)
     if blank:
-        for step in range(blank, 8):
+        for step in range(blank, cases.STEPS + 1):
             if grades[step] is not None:
                 grades[step] = ("every case", "not written yet" if step == blank else
                                 "not reached: the run stops at STEP %d, not written yet" % blank)
@@ -186,7 +186,7 @@ def steps_wrong_in_themselves(results):
     if not whole:
         return []
     grades = grade_steps(whole)
-    return [n for n in range(1, 8) if grades[n] is not None and grades[n][1] not in ("never printed",)]
+    return [n for n in cases.STEP_NUMBERS if grades[n] is not None and grades[n][1] not in ("never printed",)]
 
 
 def verdict_text(g):
@@ -199,7 +199,7 @@ def grade(results, points):
     case earns its points. Returns (score, total, grades, parts: STEP n's line of the report)."""
     grades = grade_steps(results)
     score, total, parts = 0.0, sum(points), {}
-    for step in range(1, 8):
+    for step in cases.STEP_NUMBERS:
         earned = points[step - 1] if grades[step] is None else 0.0
         score += earned
         parts[step] = "STEP %d  %-36s %s/%s  %s" % (step, STEP_NAMES[step], cases.fmt(earned),
@@ -216,10 +216,9 @@ def gradescope_results(score, grades, parts, points, path, isolation, problems=(
               "score": float(points[n - 1]) if grades[n] is None else 0.0, "max_score": float(points[n - 1]),
               "status": "passed" if grades[n] is None else "failed", "output": cases.printable(parts[n]),
               "extra_data": {"step": n, "what": STEP_NAMES[n], "verdict": cases.printable(verdict_text(grades[n]))}}
-             for n in range(1, 8)]
+             for n in cases.STEP_NUMBERS]
     data = {"score": float(score), "output": "score: %s/%s\n%s" % (cases.fmt(score), cases.fmt(sum(points)), isolation),
             "stdout_visibility": "visible", "tests": tests,
             "extra_data": {"max_score": float(sum(points)), "problems": [cases.printable(p) for p in problems]}}
-    with open(path + ".new", "w") as f:
+    with files.written(path) as f:
         json.dump(data, f, indent=2)
-    os.replace(path + ".new", path)

@@ -67,7 +67,7 @@ def grade_lines(results, not_run, points):
     lines); parts[n] is STEP n's line."""
     lines = [not_run_line(results, not_run)] if not_run else []
     score, total, grades, parts = grading.grade(results, points)
-    lines += [parts[n] for n in range(1, 8)] + ["score: %s/%s" % (cases.fmt(score), cases.fmt(total))]
+    lines += [parts[n] for n in cases.STEP_NUMBERS] + ["score: %s/%s" % (cases.fmt(score), cases.fmt(total))]
     named = list(dict.fromkeys(g[0] for g in grades.values() if g and g[0] != "every case"))
     if named:  # the cases a student can run to see what went wrong
         lines += ["to run a case where a STEP went wrong:"] + [

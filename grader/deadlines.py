@@ -30,6 +30,7 @@ import subprocess
 import time
 
 import submissions
+from status import Status
 
 GIT_TIMEOUT = 30  # seconds one git command may take on one student's repository
 MAX_COMMITS = 100000  # commits read from a history (a lab's has a few dozen)
@@ -273,10 +274,10 @@ def at_deadline(repo, deadline):
     if len(shot.labs) == 1:
         parts, mode, blob = shot.labs[0]
         if mode != b"100644" and mode != b"100755":
-            shot.problem = ("not a text file", "lab04_attention.cpp in commit %s is not a file (a link, or a "
+            shot.problem = (Status.NOT_TEXT, "lab04_attention.cpp in commit %s is not a file (a link, or a "
                             "submodule)" % shot.commit[:12])
         elif int(git(repo, "cat-file", "-s", blob)) > submissions.MAX_BYTES:
-            shot.problem = ("file too large", "the submitted file has more than the %d bytes a lab may have"
+            shot.problem = (Status.FILE_TOO_LARGE, "the submitted file has more than the %d bytes a lab may have"
                             % submissions.MAX_BYTES)
         else:
             shot.data = git(repo, "cat-file", "blob", blob, limit=submissions.MAX_BYTES)

@@ -19,16 +19,15 @@ import os
 import re
 
 import cases
+import files
 import deadlines
 import similarity
+from status import NOT_GRADED, Status
 from mistakes import MISTAKES
 
-COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in range(1, 8)] + [
+COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in cases.STEP_NUMBERS] + [
     "status", "late", "commit", "diagnosis"]
 NAMES = {m["id"]: m["did"] for m in MISTAKES}
-NOT_GRADED = ("no lab", "more than one lab", "empty file", "file too large", "not a text file",
-              "link outside the submission", "grader error", "history unreadable",
-              "no submission before the deadline", "folder too large")
 
 
 class Mismatch(Exception):
@@ -127,7 +126,7 @@ def summary_text(rows, points, meta=None):
         lines.append("| %s/%s | %d | %s |" % (fmt(s), fmt(total), distribution[s], "#" * distribution[s]))
     lines += ["", "## Each step: the share of students who got it right", "",
               "Of the %d students whose lab was graded (not counting no lab, or a file that is not one):" % len(graded), ""]
-    for step in range(1, 8):
+    for step in cases.STEP_NUMBERS:
         right = sum(1 for r in graded if points[step - 1] == 0 or r["steps"][step - 1] == points[step - 1])
         share = 100.0 * right / len(graded) if graded else 0.0
         lines.append("- STEP %d, %s: %d of %d (%.0f%%)" % (step, cases.STEP_NAMES[step], right, len(graded), share))
@@ -141,7 +140,7 @@ def summary_text(rows, points, meta=None):
     for mid, who in sorted(made.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append("- %s: %d student%s (%s) [%s]" % (NAMES.get(mid, mid), len(who), "" if len(who) == 1 else "s",
                                                        ", ".join(sorted(who)), mid))
-    unexplained = [r for r in graded if r["score"] < r["max_score"] and not r.get("mistake") and r["status"] == "graded"
+    unexplained = [r for r in graded if r["score"] < r["max_score"] and not r.get("mistake") and r["status"] == Status.GRADED
                    and not r.get("blank")]
     blanks = [r for r in graded if r.get("blank")]
     if blanks:
@@ -172,7 +171,7 @@ def summary_text(rows, points, meta=None):
             w = g[0]["wrong_numbers"]
             lines.append("- STEP %s (%s): %s" % (w["step"], w["name"], ", ".join(sorted(md(name_of(r)) for r in g))))
     lines += similarity_lines(meta.get("similarity") if meta else None, meta)
-    stopped = [r for r in graded if r["status"] != "graded"]
+    stopped = [r for r in graded if r["status"] != Status.GRADED]
     if stopped:
         lines += ["", "## Labs that did not run to the end", ""] + [
             "- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["status"], md(r["diagnosis"]))
@@ -237,14 +236,13 @@ def gradescope_results(row, points, path, meta=None):
     lines = {n: plain(line) for n, line in enumerate(row.get("step_lines") or [], 1)}
     tests = [{"name": "STEP %d: %s" % (n, cases.STEP_NAMES[n]), "number": str(n),
               "score": float(row["steps"][n - 1]), "max_score": float(points[n - 1]),
-              "output": lines.get(n, "not graded: %s" % row["status"])} for n in range(1, 8)]
+              "output": lines.get(n, "not graded: %s" % row["status"])} for n in cases.STEP_NUMBERS]
     data = {"score": float(row["score"]), "output": feedback_text(row) + ("\n" + plain(row["isolation"]) if row.get(
         "isolation") else "") + ("\n" + cases_line(meta) if meta else ""), "stdout_visibility": "visible", "tests": tests}
     if meta:  # the draw of cases, to grade this submission again alike (check_lab.py --grade --draw SEED)
         data["extra_data"] = {"draw": meta.get("draw"), "cases": meta.get("cases")}
-    with open(path + ".new", "w") as f:
+    with files.written(path) as f:
         json.dump(data, f, indent=2)
-    os.replace(path + ".new", path)
 
 
 def export_lines(folder, export, rows):
@@ -253,8 +251,7 @@ def export_lines(folder, export, rows):
     matched, unmatched, why = export.match([(r["student"], r["id"]) for r in keyed])
     text, column, no_email = export.filled(keyed, matched, rows[0]["max_score"] if rows else 0)
     name = "%s-import.csv" % export.kind.lower()
-    with open(os.path.join(folder, name), "w", newline="", encoding="utf-8") as f:
-        f.write(text)
+    files.write_text(os.path.join(folder, name), text, newline="")
     placed = [r for r in keyed if (r["student"], r["id"]) in matched]
     left = [r for r in placed if not r["graded"]]
     lines = ["", "## %s's gradebook" % export.kind, "",
@@ -290,18 +287,15 @@ def write(folder, rows, meta, exports=()):
         while name in taken:
             name += "_"
         taken.add(name)
-        with open(os.path.join(folder, "feedback", name + ".txt"), "w", encoding="utf-8") as f:
-            f.write(feedback_text(r))
-    with open(os.path.join(folder, "grades.csv"), "w", newline="", encoding="utf-8") as f:
-        f.write(csv_text(rows))
+        files.write_text(os.path.join(folder, "feedback", name + ".txt"), feedback_text(r))
+    files.write_text(os.path.join(folder, "grades.csv"), csv_text(rows), newline="")
     summary = summary_text(rows, meta["points"], meta)
     for export in exports:
         summary += "\n".join(plain(line, keep="") for line in export_lines(folder, export, rows)) + "\n"
-    with open(os.path.join(folder, "summary.md"), "w", encoding="utf-8") as f:
-        f.write(summary)
-    with open(os.path.join(folder, "class.json"), "w") as f:
+    files.write_text(os.path.join(folder, "summary.md"), summary)
+    with files.written(os.path.join(folder, "class.json")) as f:
         json.dump(dict(meta, rows=rows), f, indent=1)
-    return summary, sum(1 for r in rows if r["status"] == "grader error")
+    return summary, sum(1 for r in rows if r["status"] == Status.GRADER_ERROR)
 
 
 def merge(folder, shards, exports=(), look_alike=None):

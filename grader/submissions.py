@@ -28,6 +28,8 @@ import os
 import re
 import stat
 
+from status import Status
+
 LAB = "lab04_attention.cpp"
 MAX_BYTES = 1 << 20  # a lab is about 20 kB; a file larger than this is not graded
 CANVAS = re.compile(r"^(?P<login>[^_]+)(?P<late>_(?:late|LATE))?_(?P<id>\d+)_\d+_(?P<file>.+\.cpp)$")
@@ -70,18 +72,18 @@ class Student:
     def problem(self):
         """Why this student's lab cannot be graded (the row's status and its reason), or None."""
         if self.unreadable:
-            return "history unreadable", "the repository's history cannot be read: %s" % self.unreadable
+            return Status.HISTORY_UNREADABLE, "the repository's history cannot be read: %s" % self.unreadable
         if self.too_large and self.snapshot is None:
-            return "folder too large", "the submission's folder was not searched to the end: %s" % self.too_large
+            return Status.FOLDER_TOO_LARGE, "the submission's folder was not searched to the end: %s" % self.too_large
         shot, labs = self.snapshot, self.labs
         if shot is not None:
             if shot.commit is None:
-                return "no submission before the deadline", "the repository has no commit at or before the deadline"
+                return Status.NONE_BEFORE_DEADLINE, "the repository has no commit at or before the deadline"
             labs, at = shot.labs, " in commit %s, the last before the deadline" % shot.commit[:12]
         if not labs:
-            return "no lab", "no lab04_attention.cpp was found in the submission" + (at if shot else "")
+            return Status.NO_LAB, "no lab04_attention.cpp was found in the submission" + (at if shot else "")
         if len(labs) > 1:
-            return "more than one lab", "%d labs were found (%s): submit one" % (
+            return Status.MORE_THAN_ONE_LAB, "%d labs were found (%s): submit one" % (
                 len(labs), ", ".join(readable(p if shot else os.path.relpath(p, self.folder or "/")) for p in labs[:4]))
         if shot is not None:
             data, problem = (None, shot.problem) if shot.problem else (shot.data, None)
@@ -94,9 +96,9 @@ class Student:
         except UnicodeDecodeError:
             text = None
         if text is None or "\0" in text:
-            return "not a text file", "the submitted file is not text (UTF-8 without NUL bytes)"
+            return Status.NOT_TEXT, "the submitted file is not text (UTF-8 without NUL bytes)"
         if not text:
-            return "empty file", "the submitted file is empty"
+            return Status.EMPTY_FILE, "the submitted file is empty"
         self.text = text
         return None
 
@@ -106,20 +108,20 @@ def read_once(path, own):
     student's own folder (own; None: no link at all): (data, None) or (None, (status, why))."""
     real = os.path.realpath(path)
     if real != os.path.abspath(path) and (own is None or not real.startswith(os.path.realpath(own) + os.sep)):
-        return None, ("link outside the submission", "the submitted lab04_attention.cpp is a symbolic link to "
+        return None, (Status.LINK_OUTSIDE, "the submitted lab04_attention.cpp is a symbolic link to "
                       "a file outside the submission; submit the file itself")
     try:  # O_NONBLOCK: a FIFO in place of the file cannot hold the grader
         fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
-        return None, ("not a text file", "the submitted file cannot be read (%s)" % e.strerror)
+        return None, (Status.NOT_TEXT, "the submitted file cannot be read (%s)" % e.strerror)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None, ("not a text file", "the submitted lab04_attention.cpp is not a regular file")
+            return None, (Status.NOT_TEXT, "the submitted lab04_attention.cpp is not a regular file")
         data = f.read(MAX_BYTES + 1)
     if not data:
-        return None, ("empty file", "the submitted file is empty")
+        return None, (Status.EMPTY_FILE, "the submitted file is empty")
     if len(data) > MAX_BYTES:
-        return None, ("file too large", "the submitted file has more than the %d bytes a lab may have" % MAX_BYTES)
+        return None, (Status.FILE_TOO_LARGE, "the submitted file has more than the %d bytes a lab may have" % MAX_BYTES)
     return data, None
 
 

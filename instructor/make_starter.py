@@ -50,6 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(PROJECT, "checker"))
 import cases  # noqa: E402  (the checker's: the points of the steps are read as the checker reads them)
+from files import write_text, written  # noqa: E402  (the checker's: a file written whole, never through a link)
 
 DEFAULT_BLANKS = [3, 4, 5, 6]
 # What the starter and the autograder take from the project as it is: the build (CMakeLists.txt
@@ -135,12 +136,12 @@ def lesson_steps(source):
         m = re.match(r"^\s*// STEP (\d+):", lines[n])
         if m:
             marks.setdefault(int(m.group(1)), n)
-    missing = [n for n in range(1, 8) if n not in marks]
-    if missing or sorted(marks.values()) != [marks[n] for n in range(1, 8)]:
+    missing = [n for n in cases.STEP_NUMBERS if n not in marks]
+    if missing or sorted(marks.values()) != [marks[n] for n in cases.STEP_NUMBERS]:
         raise Usage("cannot find the comments '// STEP 1:' to '// STEP 7:' in order in main() of "
                     "lab04_attention.cpp%s: the lesson was edited beyond recognition" %
                     (" (no STEP %s)" % ", ".join(map(str, missing)) if missing else ""))
-    bounds = {n: (marks[n], block_end(lines, marks[n], marks[n + 1] if n < 7 else end)) for n in range(1, 8)}
+    bounds = {n: (marks[n], block_end(lines, marks[n], marks[n + 1] if n < cases.STEPS else end)) for n in cases.STEP_NUMBERS}
     return lines, bounds, end
 
 
@@ -229,7 +230,7 @@ def make_lab(source, blanks):
     """The lab with the STEPs of blanks left for the student: (text, {step: hint})."""
     lines, bounds, end = lesson_steps(source)
     out, hints, at = [], {}, 0
-    for step in range(1, 8):
+    for step in cases.STEP_NUMBERS:
         first, last = bounds[step]
         out += lines[at:first]
         if step in blanks:
@@ -273,7 +274,7 @@ ON_PUSH = {
 def student_readme(blanks, hints, points, install, rebuild, on_push="workflow"):
     rows = "\n".join("| STEP %d | %s | %s |" % (n, cases.fmt(points[n - 1]),
                                                "yours: " + hints[n] if n in hints else "given")
-                     for n in range(1, 8))
+                     for n in cases.STEP_NUMBERS)
     return fill("starter_README.md", STEPS=", ".join(map(str, blanks)), INSTALL=install,
                 REBUILD=rebuild, ROWS=rows, ON_PUSH=ON_PUSH[on_push])
 
@@ -294,7 +295,7 @@ def write_autograder(path, files):
     files that build and grade a lab, with the starter's lab04_attention.cpp (never the lesson:
     setup.sh builds the project with it once; each submission brings its own)."""
     import zipfile
-    with zipfile.ZipFile(path + ".new", "w", zipfile.ZIP_DEFLATED) as z:
+    with written(path, "wb") as out, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for name in ("setup.sh", "run_autograder"):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16
@@ -304,7 +305,6 @@ def write_autograder(path, files):
             z.write(os.path.join(PROJECT, name), name)  # with its mode: check_lab.py runs
         z.writestr("tests/CMakeLists.txt", files["tests/CMakeLists.txt"])
         z.writestr("lab04_attention.cpp", files["lab04_attention.cpp"])  # the starter's, for setup.sh's build
-    os.replace(path + ".new", path)
     print("make_starter: wrote %s: Gradescope's autograder (upload it as the autograder's zip)" % path)
     return 0
 
@@ -316,8 +316,7 @@ def write_tree(out, project_files, files):
     for name in project_files:
         shutil.copy2(os.path.join(PROJECT, name), os.path.join(out, name))
     for name, text in files.items():
-        with open(os.path.join(out, name), "w") as f:
-            f.write(text)
+        write_text(os.path.join(out, name), text)
 
 
 def write_classroom50(out, files, points, install, unisolated=False):
@@ -334,16 +333,12 @@ def write_classroom50(out, files, points, install, unisolated=False):
     write_tree(os.path.join(out, "autograder", "project"), [], bundle)
     grader = fill("classroom50_autograder.py", POINTS=", ".join(str(int(p)) for p in points),
                   UNISOLATED="grade" if unisolated else "refuse",
-                  PACKAGES=" ".join(packages), STEP_NAMES=json.dumps({str(n): cases.STEP_NAMES[n] for n in range(1, 8)}))
+                  PACKAGES=" ".join(packages), STEP_NAMES=json.dumps({str(n): cases.STEP_NAMES[n] for n in cases.STEP_NUMBERS}))
     path = os.path.join(out, "autograder", "autograder.py")
-    with open(path, "w") as f:
-        f.write(grader)
+    write_text(path, grader)
     os.chmod(path, 0o755)
-    with open(os.path.join(out, "runtime.json"), "w") as f:
-        json.dump({"runs-on": "ubuntu-latest", "apt": packages}, f, indent=2)
-        f.write("\n")
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(fill("classroom50_README.md", POINTS=",".join(str(int(p)) for p in points)))
+    write_text(os.path.join(out, "runtime.json"), json.dumps({"runs-on": "ubuntu-latest", "apt": packages}, indent=2) + "\n")
+    write_text(os.path.join(out, "README.md"), fill("classroom50_README.md", POINTS=",".join(str(int(p)) for p in points)))
     print("make_starter: wrote %s: Classroom 50's template/, autograder/ and runtime.json (%s says how to set "
           "them up)" % (out, os.path.join(out, "README.md")))
     return 0
@@ -352,7 +347,7 @@ def write_classroom50(out, files, points, install, unisolated=False):
 # --- the command -----------------------------------------------------------------------------
 
 def parse_args(argv):
-    blanks, points, lab_only, out, unisolated = list(DEFAULT_BLANKS), [1.0] * 7, False, None, False
+    blanks, points, lab_only, out, unisolated = list(DEFAULT_BLANKS), [1.0] * cases.STEPS, False, None, False
     lesson = os.path.join(PROJECT, "lab04_attention.cpp")
     while argv:
         a = argv.pop(0)
@@ -405,8 +400,7 @@ def main(argv):
         with open(lesson) as f:
             lab, hints = make_lab(f.read(), blanks)
         if lab_only == "lab-only":
-            with open(out, "w") as f:
-                f.write(lab)
+            write_text(out, lab)
             return 0
         install = readme_command("install-build-run")
         rebuild = readme_command("rebuild-run")

@@ -280,8 +280,8 @@ def main(argv):
     ours = {k: v for k, v in attacks(root, secret, os.path.join(project.ROOT, "lab04_attention.cpp")).items()
             if k in cases}
     sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-    import grade_class
-    bound = grade_class.COMPILE_TIMEOUT + 60  # a compile's bound, and a minute for the rest
+    import compile_sandbox
+    bound = compile_sandbox.TIMEOUT + 60  # a compile's bound, and a minute for the rest
     checks = through_gradescope(root, cases, lesson_line, bound)
     checks += through_the_class(build, root, ours, lesson_line, work, bound)
     checks += through_the_checker(root, ours, lesson_line, work)

@@ -36,6 +36,9 @@ import make_class
 import project
 from built_alone import build_alone, build_commands
 
+sys.path.insert(0, os.path.join(project.ROOT, "grader"))
+from status import Status  # noqa: E402
+
 GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
 DRAW = "20261202"  # the draw of cases every class here is graded on, and each lab alone
 MAKE_CLASS = os.path.join(project.ROOT, "tests", "make_class.py")
@@ -152,6 +155,8 @@ def main(argv):
                        mistake_counts(summary) == expected, (mistake_counts(summary), expected)))
         with open(os.path.join(grades, "class.json")) as f:
             kept = {r["student"]: r for r in json.load(f)["rows"]}
+        odd = sorted({r["status"] for r in kept.values()} - {s.value for s in Status})
+        checks.append(("%s: every row's status is one of the fixed set (grader/status.py)" % shape, not odd, odd))
         bad = []
         for n, r in rows.items():
             want = kept[n]

@@ -41,6 +41,9 @@ BODY_LIMIT = 60000  # characters of release-body.md (a GitHub release's text hol
 # (make_starter.py --classroom50 --grade-unisolated).
 UNISOLATED = "@UNISOLATED@"
 
+sys.path.insert(0, os.path.join(PROJECT, "checker"))  # the bundle's checker: its file writer
+import files  # noqa: E402
+
 
 class GraderFault(Exception):
     """The grader could not grade: exit 1, no result.json."""
@@ -179,10 +182,10 @@ def committed_at(checkout):
 def result_of(row, env, checkout):
     """result.json for the row: integer points (the points are whole numbers; a STEP's points
     are all or nothing), a test per STEP."""
-    right = row.get("right") or [False] * 7
+    right = row.get("right") or [False] * len(POINTS)
     lines = row.get("step_lines") or []
     tests = []
-    for n in range(1, 8):
+    for n in range(1, len(POINTS) + 1):
         message = lines[n - 1] if len(lines) >= n else "not graded: %s (%s)" % (row["status"], row["diagnosis"][:300])
         tests.append({"test-name": "STEP %d: %s" % (n, STEP_NAMES[str(n)]), "passed": bool(right[n - 1]),
                       "score": POINTS[n - 1] if right[n - 1] else 0, "max-score": POINTS[n - 1], "message": message})
@@ -217,23 +220,13 @@ def release_body(result, row, graded):
     return "\n".join(lines + ["", drawn, "", mark, feedback, mark, ""])
 
 
-def clear(path):
-    """Removes what the checkout holds at path (a file, a link, a folder: the student's), never
-    what a link points at."""
-    if os.path.lexists(path):  # rm walks any depth (shutil.rmtree recurses: RecursionError)
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def write(path, text):
-    """Writes path anew, through a file of its own: a link the checkout left at path.new is
-    removed, not followed."""
-    clear(path + ".new")
-    fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    clear(path)
-    os.replace(path + ".new", path)
+    """Writes path anew (files.py, the checker's: whole, through a file of its own, a link the
+    checkout left at path or path.new removed, never followed); a folder the checkout left at
+    path goes first."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        files.remove(path)
+    files.write_text(path, text)
 
 
 def main():
@@ -245,7 +238,7 @@ def main():
         return 2
     checkout = os.getcwd()
     for name in ("result.json", "release-body.md"):  # nothing of an earlier run, or of the student's, counts
-        clear(os.path.join(checkout, name))
+        files.remove(os.path.join(checkout, name))
     private = tempfile.mkdtemp(prefix="lab04-classroom50-")
     folder = os.path.join(env.get("RUNNER_TEMP") or tempfile.gettempdir(), "lab04-build")
     opened = {}

@@ -1,35 +1,35 @@
-"""The checker is a library whose imports go one way: each module imports only modules of a
-lower layer, so that no module imports one that imports it, and checker/ never imports the
-class grader's or the kit's modules (grader/, instructor/), which a starter does not carry.
+"""The Python modules import one way: each imports only modules of a lower layer, so that no
+module imports one that imports it, and checker/ never imports the class grader's or the kit's
+modules (grader/, instructor/), which a starter does not carry.
 
-The layers, from the bottom (a module not listed here fails the test: place it first):
-  0 data and rules: the cases, the catalogue, the sandbox, finding torch, the submissions,
-    the LMS's exports, the similarity of students' own code
-  1 the reference, a run and how it ended, the class runner's client, a repository at its
-    deadline
-  2 comparing a run with the reference
-  3 the diagnosis and the grade
-  4 the verdict: the report every front end shows; the class gradebook
-  5 the front ends: check_lab.py, the watch's verdict, grade_summary.py, the class grader, the kit
+The layers are those of docs/maintaining.md's table ("The import layers"), read from there: a
+module of checker/, grader/ or instructor/ that the table does not place fails the test, as
+does a row that names no module of the project.
 
-usage: checker_imports_test.py   (reads checker/, grader/ and instructor/ beside tests/)
+usage: import_layers_test.py   (reads docs/ and checker/, grader/ and instructor/ beside tests/)
 """
 import ast
 import os
+import re
 import sys
 
 import checklist
 import project
 
-LAYERS = {
-    "cases": 0, "mistakes": 0, "sandbox": 0, "torch_python": 0, "submissions": 0, "lms": 0, "similarity": 0,
-    "reference_attention": 1, "running": 1, "runner_client": 1, "deadlines": 1,
-    "compare": 2,
-    "diagnosis": 3, "grading": 3,
-    "verdict": 4, "gradebook": 4,
-    "check_lab": 5, "watch_verdict": 5, "grade_summary": 5, "grade_class": 5, "make_starter": 5,
-}
 FOLDERS = ("checker", "grader", "instructor")
+TABLE = os.path.join(project.ROOT, "docs", "maintaining.md")
+
+
+def layers_of(path):
+    """{module name: layer} from the table's rows, "| N | `folder/name.py`, ... | ... |"."""
+    layers = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = re.match(r"\| (\d+) \| ([^|]*)\|", line)
+            if row:
+                for folder, name in re.findall(r"`(\w+)/(\w+)\.py`", row.group(2)):
+                    layers[name] = int(row.group(1))
+    return layers
 
 
 def imports_of(path):
@@ -45,15 +45,18 @@ def imports_of(path):
 
 def main(argv):
     if argv:
-        print("checker_imports_test: usage: checker_imports_test.py", file=sys.stderr)
+        print("import_layers_test: usage: import_layers_test.py", file=sys.stderr)
         return 2
+    LAYERS = layers_of(TABLE)
     modules = {}
     for folder in FOLDERS:
         for name in sorted(os.listdir(os.path.join(project.ROOT, folder))):
             if name.endswith(".py"):
                 modules[name[:-3]] = (folder, imports_of(os.path.join(project.ROOT, folder, name)))
-    checks = [("every module of %s has a layer" % ", ".join(FOLDERS), set(modules) <= set(LAYERS),
-               "not placed: %s" % sorted(set(modules) - set(LAYERS)))]
+    checks = [("every module of %s has a layer in %s" % (", ".join(FOLDERS), os.path.relpath(TABLE, project.ROOT)),
+               set(modules) <= set(LAYERS), "not placed: %s" % sorted(set(modules) - set(LAYERS))),
+              ("each module the table places is a module of the project", set(LAYERS) <= set(modules),
+               "no such module: %s" % sorted(set(LAYERS) - set(modules)))]
     for name, (folder, imported) in sorted(modules.items()):
         own = sorted(m for m in imported if m in modules and m != name)
         upward = [m for m in own if LAYERS.get(m, 9) >= LAYERS.get(name, -1)]

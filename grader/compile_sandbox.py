@@ -1,0 +1,250 @@
+"""compile_sandbox.py: the class grader's compile of one student's lab, isolated and bounded.
+
+A student's file is untrusted from its first byte: its compile sees only the staged lab and
+the system's files (as a user of its own in a root of its own as root, in bubblewrap without
+root), and is stopped past its time, CPU, memory, file size or messages. A Compiler is how one
+worker compiles: the build's command, how it is isolated there, and those limits; compile()
+gives the module, or the status and the compiler's messages.
+"""
+import os
+import re
+import select
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+
+import sandbox
+from status import Status
+
+TIMEOUT = 120  # seconds one student's compile may take, and of CPU (the lesson: about 0.5 s)
+CPU = TIMEOUT
+MEMORY = sandbox.MEMORY  # bytes of address space: no more than a run's (the lesson's compile: 0.2 GB)
+FILE = 256 << 20  # bytes: the largest file it writes (the module: about 1 MB)
+OUTPUT = 1 << 20  # bytes of compiler messages read; more stops the compile (its limit)
+
+# How a compile is isolated, as a row's "compile_isolation" says it, and in words.
+ISOLATION = {
+    "user": "the compile ran as that user, in a root of its own that holds the system's files and the lab alone",
+    "bwrap": "the compile ran in bubblewrap, in a root that holds the system's files and the lab alone",
+    "none": "the compile was NOT isolated: it ran with the grader's rights and could read what the grader can "
+            "(as root, or where bubblewrap can make user namespaces, it is isolated)",
+}
+
+KILLED = "was killed from outside"  # by no limit of the compile's: the system's OOM killer, an operator
+OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memory|memory exhausted")
+
+# As root, the compile runs as the sandbox's user in a root of its own (a mount namespace): the
+# system's programs, libraries and headers (/usr, /etc), the precompiled header's files, the
+# lab's own folder, an empty /tmp, /dev/null and its kin, and a /proc that shows only its own
+# processes. Nothing else is there: not the lesson, not the build's compiled lesson, not the
+# class, not the grader's files. #include or .incbin of any of them finds no file.
+COMPILE_ROOT = r"""set -e
+new=$1 work=$2 hidepid=$3 links=$4; shift 4
+mount -t tmpfs -o size=64m,mode=755 lab04-compile "$new"
+cd "$new"
+mkdir usr etc dev proc && mkdir -m 1777 tmp && touch dev/null dev/zero dev/random dev/urandom
+[ -z "$links" ] || cp -P $links "$new/"
+mount --rbind /usr usr && mount --rbind /etc etc
+for n in null zero random urandom; do mount --bind "/dev/$n" "dev/$n"; done
+mount -t proc -o hidepid="$hidepid" proc proc
+while [ "$1" != -- ]; do
+  if [ ! -e "$new$1" ]; then  # (a file in a folder kept already is there)
+    if [ -d "$1" ]; then mkdir -p "$new$1"; else mkdir -p "$new${1%/*}"; : >"$new$1"; fi
+    mount --bind "$1" "$new$1"
+  fi
+  shift
+done
+shift
+exec chroot "$new" env -C "$work" "$@"
+"""
+SYSTEM_LINKS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32") if os.path.islink(d)]
+SYSTEM_FOLDERS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # where /usr is not merged
+                  if os.path.isdir(d) and not os.path.islink(d)]
+
+
+class Compiler:
+    """How one worker compiles a lab: the build's compile command, (directory, words), less its
+    file names; the link of a module; how the compile is isolated (ISOLATION's keys) and, as
+    "user", the sandbox's user id and its /proc's hidepid; and the limits."""
+
+    def __init__(self, command, link, isolation="none", uid=None, own_proc=None, timeout=TIMEOUT):
+        self.command, self.link, self.isolation = command, link, isolation
+        self.uid, self.own_proc, self.timeout = uid, own_proc, timeout
+
+    def compile(self, text, work):
+        """Compiles and links the lab (its text, as the grader read it) as a module in work,
+        within the compile's limits: (module path, None), or (None, (status, errors)) with
+        status "did not compile", "did not compile (limit)", or "grader error" (killed from
+        outside, twice)."""
+        lab = os.path.join(work, "lab04_attention.cpp")
+        with open(lab, "w", encoding="utf-8") as f:
+            f.write(text)
+        both = self._isolated(work) + ["sh", "-c", " && ".join(
+            shlex.join(self._limits() + step) for step in self._steps())]
+        # (both steps in one sandbox: its root costs about 25 ms to make, each within the limits)
+        status, output, limit = self.run(both, work)
+        if limit == KILLED:  # once more: a kill from outside is no limit of the student's
+            time.sleep(1)
+            status, output, limit = self.run(both, work)
+            if limit == KILLED:
+                return None, (Status.GRADER_ERROR, "the compile was killed twice by a signal none of its limits sends "
+                              "(the system's out-of-memory killer, say)")
+        if limit:
+            return None, (Status.COMPILE_LIMIT, "lab04_attention.cpp: the compile %s, and was stopped (its "
+                          "limits: %d s, %d s of CPU, %d GiB of memory, %d kB of messages, files of %d MB)" % (
+                              limit, self.timeout, CPU, MEMORY >> 30, OUTPUT >> 10, FILE >> 20))
+        if status != 0:
+            return None, (Status.DID_NOT_COMPILE, trim_crash(output.decode("utf-8", "replace").replace(work + "/", "")))
+        return os.path.join(work, "lab04_module.so"), None
+
+    def _steps(self):
+        directory, words = self.command
+        return [words + ["-o", "lab04_attention.o", "-c", "lab04_attention.cpp"],
+                self.link.split() + ["-o", "lab04_module.so", "lab04_attention.o"]]
+
+    @staticmethod
+    def _limits():
+        return ["prlimit", "--as=%d" % MEMORY, "--cpu=%d" % CPU, "--fsize=%d" % FILE, "--core=0", "--"]
+
+    def _isolated(self, work):
+        """What the compile's command runs under: the compiler reads the student's file, so as
+        root it runs as the student's user id, in a root of its own; without root, in
+        bubblewrap's."""
+        if self.isolation == "bwrap":
+            return bwrap_root(work, self.command[1])
+        if self.isolation != "user":
+            return []
+        lab = os.path.join(work, "lab04_attention.cpp")
+        os.chown(work, self.uid, self.uid)
+        os.chown(lab, self.uid, self.uid)
+        prefix = ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid, "--clear-groups", "--no-new-privs",
+                  "--"]
+        if not self.own_proc:
+            return prefix
+        new = os.path.join(os.path.dirname(work), "root")
+        os.mkdir(new, 0o755)
+        return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", COMPILE_ROOT, "sh", new, work,
+                self.own_proc, " ".join(SYSTEM_LINKS)] + SYSTEM_FOLDERS + compile_needs(self.command[1]) + \
+            [work, "--"] + prefix
+
+    def run(self, command, work):
+        """Runs the compile: (exit status, its messages, None) or, when it broke a limit,
+        (status, messages, what it did). Its messages are read as they come, up to OUTPUT
+        bytes: past that, or past its time, it is stopped."""
+        process = subprocess.Popen(command, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   env=dict(os.environ, TMPDIR=work))  # a crash's reproducer files: removed with it
+        deadline, chunks, size, limit = time.monotonic() + self.timeout, [], 0, None
+        with process.stdout:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    limit = "took longer than %d s" % self.timeout
+                    break
+                ready, _, _ = select.select([process.stdout], [], [], min(left, 1.0))
+                if not ready:
+                    continue
+                chunk = os.read(process.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > OUTPUT:
+                    limit = "wrote more than %d kB of messages" % (OUTPUT >> 10)
+                    break
+        if limit:
+            self._stop(process)
+            return process.wait(), b"".join(chunks)[:OUTPUT], limit
+        try:
+            status = process.wait(timeout=max(deadline - time.monotonic(), 1))
+        except subprocess.TimeoutExpired:
+            self._stop(process)
+            return process.wait(), b"".join(chunks), "took longer than %d s" % self.timeout
+        output = b"".join(chunks)
+        if 128 < status < 128 + 65:  # the shell that runs the steps says a step's signal so
+            status = -(status - 128)
+        if status == -signal.SIGXCPU:
+            return status, output, "used more than %d s of CPU" % CPU
+        if status == -signal.SIGXFSZ:
+            return status, output, "wrote a file larger than %d MB" % (FILE >> 20)
+        if status != 0 and OUT_OF_MEMORY.search(output):  # its address space: the allocation fails
+            return status, output, "ran out of its %d GiB of memory" % (MEMORY >> 30)
+        if status == -signal.SIGKILL:  # not a limit of its own (those are signals it can name, or ENOMEM)
+            return status, output, KILLED
+        return status, output, None
+
+    def _stop(self, process):
+        """Kills a compile and every process it started (as the sandbox's user: all of that user's)."""
+        if self.isolation == "user":
+            sandbox.kill_user(self.uid)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def control_compiles(self, lesson):
+        """Whether the project's own lab (lesson, its path) compiles through the same path just
+        now: when it does, a failed compile whose messages do not name the lab (an .incbin, an
+        #include of a file it cannot have) is the student's; when it does not, the fault is the
+        grader's."""
+        top = tempfile.mkdtemp(prefix="lab04-control-")
+        try:
+            os.chmod(top, 0o711)
+            work = os.path.join(top, "lab")
+            os.mkdir(work, 0o700)
+            with open(lesson, encoding="utf-8") as f:
+                module, _ = self.compile(f.read(), work)
+            return module is not None
+        finally:
+            sandbox.remove_tree(top)
+
+
+def compile_needs(command):
+    """What a compile command needs beyond the system's files: the folder of each file it names
+    (the precompiled header's: the PCH checks the files it was built from), and the files its
+    header includes by their paths. All the compile may see of the project and its build."""
+    needed = set()
+    for w in command:
+        if w.startswith("/") and not w.startswith(("/usr/", "/etc/")) and os.path.isfile(w):
+            needed.add(os.path.dirname(os.path.realpath(w)))
+            if w.endswith((".hxx", ".h")):
+                with open(w, errors="replace") as f:  # cmake_pch.hxx: #include "/abs/path"
+                    needed.update(os.path.realpath(m) for m in re.findall(r'^#include "(/[^"]+)"', f.read(), re.M)
+                                  if os.path.isfile(m))
+    return sorted(needed)
+
+
+def bwrap_root(work, command):
+    """bubblewrap's command line for a compile without root: a root of its own with the system's
+    programs, libraries and headers (/usr, /etc), the precompiled header's files, the lab's
+    folder and an empty /tmp; no network, no other processes. The checkout, its .git, the
+    runner's home and its job's files are not there."""
+    line = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+            "--ro-bind", "/etc", "/etc"]
+    for link in SYSTEM_LINKS:
+        line += ["--symlink", os.readlink(link), link]
+    line += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # (first: a build in /tmp is bound over it)
+    for folder in SYSTEM_FOLDERS + compile_needs(command):
+        line += ["--ro-bind", folder, folder]
+    return line + ["--bind", work, work, "--chdir", work, "--"]
+
+
+def trim_crash(text):
+    """The compiler's messages, less a crash's stack dump and reproducer notes (the grader's
+    paths and clang's internals, which help no student): what came before, and one line."""
+    cut = re.search(r"^(PLEASE submit a bug report|Stack dump:|clang(\+\+)?: error: clang frontend command failed)",
+                    text, re.M)
+    if not cut:
+        return text
+    return text[:cut.start()] + "the compiler itself crashed on this code (its own fault, not an error in C++): " \
+        "change what the last message points at\n"
+
+
+def students_own(status, errors):
+    """Whether a failed compile is the student's: a limit stopped it, or the compiler's
+    messages name the lab's file (an error in it, a file it includes) or its object. A failure
+    that names neither (a precompiled header the grader cannot read, a missing compiler) is
+    the grader's own."""
+    return status == Status.COMPILE_LIMIT or bool(re.search(r"lab04_attention\.(cpp|o)\b", errors))

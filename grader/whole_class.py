@@ -1,0 +1,187 @@
+"""whole_class.py: the class, graded: its students found, the build read once, a pool of
+workers (one_student.py) that grade them after a pre-flight of the lesson, and the progress.
+
+grade() returns the rows and what the class was graded on; it writes nothing (gradebook.py
+does). Loads torch (the references are computed here once, and the workers inherit them):
+import it after torch_python.with_torch().
+"""
+import json
+import multiprocessing
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+import cases
+import compile_sandbox
+import deadlines
+import gradebook
+import one_student
+import reference_attention
+import submissions
+from status import NOT_GRADED, Status
+from command_line import Usage
+
+ROOT = one_student.ROOT
+
+
+def the_class(args):
+    """The students to grade: the class in SUBMISSIONS, or with --gradescope the one submission."""
+    folder = args["submissions"]
+    if not args["gradescope"]:
+        students = submissions.find_students(folder)
+        for s in students if args["deadline"] else ():  # a cloned repository, as it was at the deadline
+            if s.own and deadlines.is_repository(s.own):
+                try:
+                    s.snapshot = deadlines.at_deadline(s.own, args["deadline"])
+                except deadlines.Unreadable as e:
+                    s.unreadable = str(e)
+        return students
+    if not os.path.isdir(folder):
+        raise Usage("no folder %r: with --gradescope, SUBMISSIONS is the submission's folder" % folder)
+    labs, too_large = submissions.search(folder)
+    student = submissions.Student("the submission", labs[:1], "Gradescope submission", folder=folder, own=folder)
+    student.too_large = too_large
+    return [student]
+
+
+def grade(args, students):
+    """Grades this shard of the students: (rows, meta), meta what the class was graded on (its
+    cases and their draw, the points, the shard, the class, the deadline) and "similarity"
+    left None for the caller."""
+    i, n = args["shard"]
+    mine = students[i - 1::n]
+    tty = sys.stderr.isatty()
+    if tty:
+        sys.stderr.write("grade_class: %d students; building the grader (once: the runner and LibTorch's "
+                         "inline code)...\n" % len(mine))
+    refuse_closed_folders(args["build"])
+    paths, compile_command, build_time = prepare(args["build"])
+    # The references, once for the class: computed here, the workers inherit them. On one
+    # thread: LibTorch 2.6 and later leave a forked child waiting forever on the thread pool of
+    # a parent that ran an operation on several (seen on Debian 13 and testing); the workers
+    # then run on one thread each, one per core.
+    import torch
+    torch.set_num_threads(1)
+    for text in args["cases"]:
+        c = cases.parse_case(text)
+        reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
+                                      heads=c["heads"])
+    started = time.monotonic()
+    rows = []
+    jobs = [(s, args["points"], args["timeout"], args["cases"], args["template"]) for s in mine]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(min(args["jobs"], max(len(jobs), 1)), one_student.start_worker,
+                      (paths, compile_command, args["hide"])) as pool:
+        preflight(pool, args, full=not args["gradescope"])
+        progress(0, len(jobs), started, tty)
+        results = pool.imap_unordered(one_student.grade_student, jobs)
+        # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
+        # longer has stopped, and the class ends with that said rather than waiting forever.
+        patience = 2 * compile_sandbox.TIMEOUT + len(args["cases"]) * (args["timeout"] + 10) + 120
+        while len(rows) < len(jobs):
+            try:
+                rows.append(results.next(timeout=patience))
+            except multiprocessing.TimeoutError:
+                raise RuntimeError("a worker gave no grade for %d s: %d of %d students graded, nothing written"
+                                   % (patience, len(rows), len(jobs)))
+            progress(len(rows), len(jobs), started, tty)
+    seconds = time.monotonic() - started
+    by_key = {(s.name, s.id): s for s in mine}
+    for row in rows:
+        deadlines.mark(row, by_key[(row["student"], row["id"])], args["deadline"], args["penalty"],
+                       graded=row["status"] not in NOT_GRADED)
+    if tty:
+        sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
+                         "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
+    meta = {"cases": args["cases"], "draw": args["draw"], "points": args["points"], "shard": "%d/%d" % (i, n),
+            "similarity": None, "class": [s.label for s in students],
+            "deadline": args["deadline"].isoformat() if args["deadline"] else None, "late_penalty": str(args["penalty"])}
+    return rows, meta
+
+
+def progress(done, total, started, tty):
+    if not tty:
+        return
+    elapsed = time.monotonic() - started
+    left = ", about %d s left" % (elapsed / done * (total - done) + 0.5) if done else ""
+    sys.stderr.write("\rgrade_class: graded %d of %d%s   " % (done, total, left))
+    sys.stderr.flush()
+
+
+def preflight(pool, args, full=True):
+    """Grades the lesson through the students' own path (a worker: its user, compiler command,
+    header, runner and sandbox); unless it earns full marks (or, not full, runs to the end),
+    the class is refused."""
+    lesson = submissions.Student("the lesson", [one_student.LESSON], "pre-flight")
+    row = pool.apply(one_student.grade_student, ((lesson, args["points"], args["timeout"], args["cases"],
+                                                  frozenset()),))
+    if row["status"] != Status.GRADED or (full and row["score"] != row["max_score"]):
+        raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path on the class's cases (%s: %s), "
+                    "so no student's grade could be trusted; nothing was graded" % (
+                        one_student.LESSON, gradebook.fmt(row["score"]),
+                        gradebook.fmt(row["max_score"]), row["status"], " ".join(row["diagnosis"].split())[:300]))
+
+
+# --- the build, once per class ------------------------------------------------------------
+
+def prepare(build):
+    """Builds the runner and what it loads, and reads how to compile and link a lab as a
+    module. Returns (paths, compile command as (directory, words), seconds it took)."""
+    started = time.monotonic()
+    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        raise Usage("no configured build at %s: run the README's build first (cmake --preset default), or "
+                    "name one with --build" % build)
+    made = subprocess.run(["cmake", "--build", build, "--target", "lab04_class_runner"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if made.returncode != 0:
+        raise Usage("the build at %s could not build the grader's runner: %s" % (
+            build, (made.stdout.strip().splitlines() or ["no output"])[-1][:200]))
+    paths = {}
+    with open(os.path.join(build, "lab04_paths.txt")) as f:
+        for line in f:
+            key, _, value = line.rstrip("\n").partition(" ")
+            paths[key] = value
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        entries = json.load(f)
+    target = os.path.normpath(paths["module_object"])
+
+    def words_of(e):
+        return e["arguments"] if "arguments" in e else shlex.split(e["command"])
+
+    def output_of(e):
+        w = words_of(e)
+        return os.path.normpath(os.path.join(e["directory"], w[w.index("-o") + 1])) if "-o" in w[:-1] else None
+    entry = next((e for e in entries if output_of(e) == target), None)
+    if entry is None:
+        raise Usage("the build at %s does not say how it compiles the lab as a module (compile_commands.json): "
+                    "configure it again (cmake --preset default)" % build)
+    words = words_of(entry)
+    command, skip = [], 0
+    for w in words:  # the lesson's own command, less its file names and Ninja's depfile
+        if skip:
+            skip -= 1
+        elif w in ("-o", "-c", "-MT", "-MF"):
+            skip = 1
+        elif w not in ("-MD", "-MMD"):
+            command.append(w)
+    return paths, (entry["directory"], command), time.monotonic() - started
+
+
+def refuse_closed_folders(build):
+    """As root, each lab is compiled and run as a user of its own, which must enter the build
+    folder and the project's: a folder above them that other users cannot enter is refused
+    here, with how to fix it, rather than found by every student's compile."""
+    if os.geteuid() != 0 or os.environ.get("LAB_SANDBOX", "user") != "user" or not os.stat("/").st_mode & 0o001:
+        return  # no user of its own here (sandbox.py says why in the summary)
+    for top in (os.path.realpath(build), ROOT):
+        folder = top
+        while folder != "/":
+            mode = os.stat(folder).st_mode
+            if not mode & 0o001:
+                raise Usage("the sandbox's user cannot enter %s (mode %o), which holds %s: as root each lab is "
+                            "compiled and run as a user of its own, which needs it. Let other users enter it "
+                            "(chmod o+x %s), or grade from a project in a folder they can enter"
+                            % (folder, mode & 0o777, top, shlex.quote(folder)))
+            folder = os.path.dirname(folder)

@@ -251,8 +251,8 @@ def judge_head(case, run, out, of_head):
         elif diff:
             step, name, what = diff
             result.update(step=step, name=name)
-            result["lines"] = ["STEP %s: %s%s: %s" % (step, name, of, what),
-                               "later steps are not judged: they follow from this one"]
+            result["lines"] = ["STEP %s: %s%s: %s" % (step, name, of, what)]
+            result["later_not_judged"] = True  # a report says so after that line (verdict.case_lines)
             if what == "was not printed" and status not in (0, 1):
                 result["lines"].append("the lab exited %d%s" % (status, ": " + result["said"] if err else ""))
         else:

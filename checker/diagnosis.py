@@ -82,27 +82,45 @@ def said(m):
     return "%s; %s" % (m["did"], m["fix"])
 
 
+class Diagnosis:
+    """A diagnosis, as values: body (its lines, the first after its label), mistake (what was
+    diagnosed: an id, "a+b" for two mistakes, or None), same_tensor (lines naming a printed
+    tensor equal to another one, said before it) and label ("diagnosis", or "diagnosis (all
+    cases but N)"). lines is what a report prints; said, the diagnosis in one line (a
+    gradebook's column: without the plain label)."""
+
+    def __init__(self, body, mistake=None, same_tensor=(), label="diagnosis"):
+        self.body, self.mistake, self.same_tensor, self.label = list(body), mistake, list(same_tensor), label
+
+    @property
+    def lines(self):
+        return self.same_tensor + ["%s: %s" % (self.label, self.body[0])] + self.body[1:]
+
+    @property
+    def said(self):
+        text = " ".join(" ".join(line.split()) for line in self.body)
+        return text if self.label == "diagnosis" else "%s: %s" % (self.label, text)
+
+
 def diagnose(cases, mistakes, explainer=None):
-    """The diagnosis of a report: (lines, what was diagnosed: an id, "a+b" for two mistakes,
-    or None). cases: each a dict with text, ok, blocks (None when nothing was read) and step
-    (the first differing STEP) of compare.judge."""
+    """The diagnosis of a report, a Diagnosis. cases: each a dict with text, ok, blocks (None
+    when nothing was read) and step (the first differing STEP) of compare.judge."""
     ex = explainer or Explainer(mistakes)
     judged = [c for c in cases if c["blocks"] is not None]
     failing = [c for c in judged if not c["ok"]]
     if cases and all(c.get("printed_right") for c in cases) and not all(c["ok"] for c in cases):
-        return after_right_numbers(cases), None  # every number it printed is the lesson's
+        return Diagnosis(after_right_numbers(cases))  # every number it printed is the lesson's
     if not failing:
-        return ["diagnosis: the lab printed no numbers that can be compared; start from the first "
-                "NOT OK case above"], None
+        return Diagnosis(["the lab printed no numbers that can be compared; start from the first NOT OK case above"])
     singles = [m for m in mistakes if all(ex.explains(c, (m,)) for c in judged)]
     if len(singles) == 1:
-        return ["diagnosis: " + said(singles[0])], singles[0]["id"]
+        return Diagnosis([said(singles[0])], singles[0]["id"])
     if singles:
-        return ["diagnosis: no known mistake matches: %d of them fit these numbers equally (%s)"
-                % (len(singles), ", ".join(m["id"] for m in singles))], None
+        return Diagnosis(["no known mistake matches: %d of them fit these numbers equally (%s)"
+                          % (len(singles), ", ".join(m["id"] for m in singles))])
 
     first = min(failing, key=lambda c: c["step"] or "9")
-    lines = same_tensor_lines(first, ex)
+    same = same_tensor_lines(first, ex)
     # Two mistakes: one acts at the first STEP that differs, the other there or later.
     pairs = []
     for i, a in enumerate(mistakes):
@@ -116,10 +134,10 @@ def diagnose(cases, mistakes, explainer=None):
                     pairs.append((a, b))
     if len(pairs) == 1:
         a, b = pairs[0]
-        return lines + ["diagnosis: two mistakes: %s;" % said(a), "           and %s" % said(b)], a["id"] + "+" + b["id"]
+        return Diagnosis(["two mistakes: %s;" % said(a), "           and %s" % said(b)], a["id"] + "+" + b["id"], same)
     if pairs:
-        return lines + ["diagnosis: two mistakes, but %d pairs of known mistakes fit these numbers "
-                        "equally (%s)" % (len(pairs), ", ".join(a["id"] + "+" + b["id"] for a, b in pairs))], None
+        return Diagnosis(["two mistakes, but %d pairs of known mistakes fit these numbers equally (%s)"
+                          % (len(pairs), ", ".join(a["id"] + "+" + b["id"] for a, b in pairs))], None, same)
 
     # Most cases: one mistake explains every case but one or two.
     near = []
@@ -130,34 +148,32 @@ def diagnose(cases, mistakes, explainer=None):
     near.sort(key=lambda t: t[0])
     if near and (len(near) == 1 or near[1][0] > near[0][0]):
         _, m, missed = near[0]
-        lines.append("diagnosis (all cases but %d): %s" % (len(missed), said(m)))
+        body = [said(m)]
         for c in missed:
             diff = compare.first_difference(c["blocks"], ex.predict(c["text"], (m,), c.get("of_head", 0)))
             where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
-            lines.append("  it does not explain case %s, where %s" % (c["text"], where))
-        return lines, m["id"]
+            body.append("  it does not explain case %s, where %s" % (c["text"], where))
+        return Diagnosis(body, m["id"], same, "diagnosis (all cases but %d)" % len(missed))
 
     # Step by step: which mistake explains the first differing step's tensor.
     upto = first["name"]
     fits = [m for m in mistakes if ex.explains(first, (m,), upto=upto)] if upto else []
     if fits:
-        lines.append("diagnosis: STEP %s's %s in case %s are those of a known mistake: %s; the steps "
-                     "after it differ in other ways too: there is another mistake"
-                     % (first["step"], upto, first["text"], " OR ".join(said(m) for m in fits[:2])))
-        return lines, None
-    lines.append("diagnosis: no known mistake matches; start from the first STEP reported above")
-    return lines, None
+        return Diagnosis(["STEP %s's %s in case %s are those of a known mistake: %s; the steps after it differ in "
+                          "other ways too: there is another mistake"
+                          % (first["step"], upto, first["text"], " OR ".join(said(m) for m in fits[:2]))], None, same)
+    return Diagnosis(["no known mistake matches; start from the first STEP reported above"], None, same)
 
 
 def after_right_numbers(cases):
-    """The diagnosis of a lab whose every printed number is the lesson's, in every case: what
+    """The body of the diagnosis of a lab whose every printed number is the lesson's, in every case: what
     goes wrong comes after them, in the code that takes them on. Said of the first case NOT
     OK, from the values compare.judge() keeps: how the run ended, the tensor the lab stopped
     on, STEP 7's verdicts, the exit status."""
     c = next(c for c in cases if not c["ok"])
-    right = "diagnosis: every number the lab printed is right, in every case; "
+    right = "every number the lab printed is right, in every case; "
     if c["ended"]:
-        return ["diagnosis: what the lab printed is right as far as it went; then, in case %s, it %s: what runs "
+        return ["what the lab printed is right as far as it went; then, in case %s, it %s: what runs "
                 "after the last tensor it printed stops it" % (c["text"], c["problem"])]
     if c["refused"] and c["step"] == c["refused"]["step"]:
         return [right + "but STEP %s made %s something the lesson's code after it cannot take, and the lab stopped "
@@ -220,12 +236,3 @@ def same_tensor_lines(case, ex):
                              "one written where the other belongs?" % (name, case["text"], other))
                 break
     return lines
-
-
-def parts(lines):
-    """A diagnosis's lines (diagnose()) as (its "same tensor" lines, the diagnosis in one line
-    without its label), for a gradebook's columns."""
-    same = [l for l in lines if l.startswith("same tensor")]
-    said = [n for n, l in enumerate(lines) if l.startswith("diagnosis")]
-    text = " ".join(" ".join(l.split()) for l in lines[said[0]:]) if said else ""
-    return same, text[len("diagnosis: "):] if text.startswith("diagnosis: ") else text

@@ -156,6 +156,10 @@ def not_numbers(printed, lesson):
     return "holds %s where the lesson's are numbers%s" % (held, " (or the mask's -inf)" if bool(other.any()) else "")
 
 
+# A step's grade that names no case: where it is wrong in every case, and why as a value.
+EVERY_CASE, NEVER_PRINTED = "every case", "never printed"
+
+
 def grade_steps(results):
     """{step: None when right in every case it was judged in, else (case, what is wrong)}
     over the results of compare.judge; a step judged in no case is "never printed"."""
@@ -169,13 +173,13 @@ def grade_steps(results):
                 grades.setdefault(step, None)
     for step in cases.STEP_NUMBERS:
         if step not in grades:
-            grades[step] = ("every case", "never printed")
+            grades[step] = (EVERY_CASE, NEVER_PRINTED)
     # A starter's blank: the run stops at the first step not written yet.
     blank = min((b for b in (compare.blank_step(r["out"]) for r in results) if b), default=None)
     if blank:
         for step in range(blank, cases.STEPS + 1):
             if grades[step] is not None:
-                grades[step] = ("every case", "not written yet" if step == blank else
+                grades[step] = (EVERY_CASE, "not written yet" if step == blank else
                                 "not reached: the run stops at STEP %d, not written yet" % blank)
     return grades
 
@@ -186,12 +190,12 @@ def steps_wrong_in_themselves(results):
     if not whole:
         return []
     grades = grade_steps(whole)
-    return [n for n in cases.STEP_NUMBERS if grades[n] is not None and grades[n][1] not in ("never printed",)]
+    return [n for n in cases.STEP_NUMBERS if grades[n] is not None and grades[n][1] != NEVER_PRINTED]
 
 
 def verdict_text(g):
     """A step's grade (grade_steps()) in words."""
-    return "right in every case" if g is None else "wrong in case %s: %s" % g if g[0] != "every case" else g[1]
+    return "right in every case" if g is None else "wrong in case %s: %s" % g if g[0] != EVERY_CASE else g[1]
 
 
 def grade(results, points):

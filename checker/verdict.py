@@ -27,10 +27,23 @@ def run_cases(run_one, texts, on_result=None):
     return results, []
 
 
-def case_lines(result):
-    """One case of the report: OK or NOT OK and the case, then what differs, indented."""
-    return ["%s  %s" % ("OK    " if result["ok"] else "NOT OK", result["text"])] + \
-        ["        " + line for line in result["lines"]]
+LATER_NOT_JUDGED = "later steps are not judged: they follow from this one"
+
+
+def case_lines(result, later=True):
+    """One case of the report: OK or NOT OK and the case, then what differs, indented; after
+    the first differing STEP, that later steps are not judged (unless later is False: the
+    watch's verdict, which says less)."""
+    said = list(result["lines"])
+    if later and result.get("later_not_judged"):
+        said.insert(1, LATER_NOT_JUDGED)
+    return ["%s  %s" % ("OK    " if result["ok"] else "NOT OK", result["text"])] + ["        " + line for line in said]
+
+
+def fill_notes(results):
+    """The note on a future filled with a finite number (compare.fill_note), if any case did."""
+    fills = set().union(*(r["fills"] for r in results)) if results else set()
+    return [compare.fill_note(fills)] if fills else []
 
 
 def not_run_line(results, not_run):
@@ -41,14 +54,12 @@ def check_lines(results, not_run, explainer=None):
     """What follows the cases in a check: (lines, passed, what was diagnosed: a mistake's
     id, "a+b", or None). The note on fills, the diagnosis and the steps wrong in themselves
     when a case is NOT OK, then the count."""
-    lines = [not_run_line(results, not_run)] if not_run else []
-    fills = set().union(*(r["fills"] for r in results)) if results else set()
-    if fills:
-        lines.append(compare.fill_note(fills))
+    lines = ([not_run_line(results, not_run)] if not_run else []) + fill_notes(results)
     diagnosed = None
     if not all(r["ok"] for r in results):
-        said, diagnosed = diagnosis.diagnose(results, MISTAKES, explainer)
-        lines += said
+        found = diagnosis.diagnose(results, MISTAKES, explainer)
+        lines += found.lines
+        diagnosed = found.mistake
         wrong = grading.steps_wrong_in_themselves(results)
         if wrong:
             lines.append("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))
@@ -68,7 +79,7 @@ def grade_lines(results, not_run, points):
     lines = [not_run_line(results, not_run)] if not_run else []
     score, total, grades, parts = grading.grade(results, points)
     lines += [parts[n] for n in cases.STEP_NUMBERS] + ["score: %s/%s" % (cases.fmt(score), cases.fmt(total))]
-    named = list(dict.fromkeys(g[0] for g in grades.values() if g and g[0] != "every case"))
+    named = list(dict.fromkeys(g[0] for g in grades.values() if g and g[0] != grading.EVERY_CASE))
     if named:  # the cases a student can run to see what went wrong
         lines += ["to run a case where a STEP went wrong:"] + [
             "  case %s: build/lab04_attention %s" % (text, " ".join(cases.arguments(cases.parse_case(text))))

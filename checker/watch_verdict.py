@@ -28,12 +28,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 import running  # noqa: E402
 import sandbox  # noqa: E402
+import sandbox_users  # noqa: E402
 
 
 def greet(out):
     """The cases and the limits of each run, before torch loads (the watch needs them first)."""
     found = sandbox.limits(cases.WATCH_TIMEOUT, sandbox.sanitizer_build(),
-                           sandbox.PROCESSES + len(sandbox._processes_of(os.getuid())) + 64)
+                           sandbox.PROCESSES + len(sandbox_users.processes_of(os.getuid())) + 64)
     lines = ["cases %d %d %d %d" % (len(cases.DEFAULT_CASES), int(cases.WATCH_TIMEOUT * 1000), cases.MAX_STDOUT,
                                     cases.MAX_STDERR),
              "limits " + " ".join("%s=%d" % kv for kv in found.items())]
@@ -84,11 +85,9 @@ def judged(runs, explainer):
                                                      "; the other cases were not run" if not_run else "")]
     lines, ok, _ = verdict.check_lines(results, not_run, explainer)
     if ok:
-        return ["every STEP matches the reference in all %d cases" % len(results)] + \
-            [line for line in lines if line.startswith("note:")]
+        return ["every STEP matches the reference in all %d cases" % len(results)] + verdict.fill_notes(results)
     first = next(r for r in results if not r["ok"])
-    said = [line for line in verdict.case_lines(first) if "later steps are not judged" not in line]
-    return said + lines
+    return verdict.case_lines(first, later=False) + lines
 
 
 def warm(explainer, stream):

@@ -5,7 +5,7 @@ option(LAB_LLD "Link with lld where it is found" ON)
 if(LAB_LLD)
   find_program(LAB_LLD_PATH NAMES ld.lld NO_CMAKE_SYSTEM_PATH)  # on PATH, where the compiler looks
   if(LAB_LLD_PATH)
-    set(LAB_LINK_FLAG -fuse-ld=lld)  # grader/runner.cmake links students' labs with it too
+    set(LAB_LINK_FLAG -fuse-ld=lld)  # the class grader links students' labs with it too
     add_link_options(${LAB_LINK_FLAG})
     message(STATUS "Linker: lld (${LAB_LLD_PATH})")
   else()

@@ -8,14 +8,15 @@ gives the module, or the status and the compiler's messages.
 """
 import os
 import re
-import select
 import shlex
+import shutil
 import signal
-import subprocess
 import tempfile
 import time
 
+import engine
 import sandbox
+import sandbox_users
 from status import Status
 
 TIMEOUT = 120  # seconds one student's compile may take, and of CPU (the lesson: about 0.5 s)
@@ -69,9 +70,15 @@ class Compiler:
     file names; the link of a module; how the compile is isolated (ISOLATION's keys) and, as
     "user", the sandbox's user id and its /proc's hidepid; and the limits."""
 
-    def __init__(self, command, link, isolation="none", uid=None, own_proc=None, timeout=TIMEOUT):
+    def __init__(self, command, link, isolation="none", uid=None, own_proc=None, timeout=TIMEOUT, runner=None):
+        """runner: the run engine's program (engine.program()'s by default), which runs the
+        compile within its limits."""
         self.command, self.link, self.isolation = command, link, isolation
         self.uid, self.own_proc, self.timeout = uid, own_proc, timeout
+        self.engine = engine.Runner([runner or engine.program() or engine.PROGRAM, "-"], engine.minimal_environment())
+
+    def close(self):
+        self.engine.stop()
 
     def compile(self, text, work):
         """Compiles and links the lab (its text, as the grader read it) as a module in work,
@@ -81,8 +88,7 @@ class Compiler:
         lab = os.path.join(work, "lab04_attention.cpp")
         with open(lab, "w", encoding="utf-8") as f:
             f.write(text)
-        both = self._isolated(work) + ["sh", "-c", " && ".join(
-            shlex.join(self._limits() + step) for step in self._steps())]
+        both = self._isolated(work) + ["sh", "-c", " && ".join(shlex.join(step) for step in self._steps())]
         # (both steps in one sandbox: its root costs about 25 ms to make, each within the limits)
         status, output, limit = self.run(both, work)
         if limit == KILLED:  # once more: a kill from outside is no limit of the student's
@@ -103,10 +109,6 @@ class Compiler:
         directory, words = self.command
         return [words + ["-o", "lab04_attention.o", "-c", "lab04_attention.cpp"],
                 self.link.split() + ["-o", "lab04_module.so", "lab04_attention.o"]]
-
-    @staticmethod
-    def _limits():
-        return ["prlimit", "--as=%d" % MEMORY, "--cpu=%d" % CPU, "--fsize=%d" % FILE, "--core=0", "--"]
 
     def _isolated(self, work):
         """What the compile's command runs under: the compiler reads the student's file, so as
@@ -130,39 +132,30 @@ class Compiler:
             [work, "--"] + prefix
 
     def run(self, command, work):
-        """Runs the compile: (exit status, its messages, None) or, when it broke a limit,
-        (status, messages, what it did). Its messages are read as they come, up to OUTPUT
-        bytes: past that, or past its time, it is stopped."""
-        process = subprocess.Popen(command, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, start_new_session=True,
-                                   env=dict(os.environ, TMPDIR=work))  # a crash's reproducer files: removed with it
-        deadline, chunks, size, limit = time.monotonic() + self.timeout, [], 0, None
-        with process.stdout:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    limit = "took longer than %d s" % self.timeout
-                    break
-                ready, _, _ = select.select([process.stdout], [], [], min(left, 1.0))
-                if not ready:
-                    continue
-                chunk = os.read(process.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > OUTPUT:
-                    limit = "wrote more than %d kB of messages" % (OUTPUT >> 10)
-                    break
-        if limit:
-            self._stop(process)
-            return process.wait(), b"".join(chunks)[:OUTPUT], limit
+        """Runs the compile through the run engine: (exit status, its messages, None) or, when
+        it broke a limit, (status, messages, what it did). Its messages are read as they come,
+        up to OUTPUT bytes: past that, or past its time, it is stopped."""
+        # Nothing of the grader's environment but its PATH (the compiler's own /proc/self/environ
+        # is in reach of an .incbin); TMPDIR: a crash's reproducer files go with the work folder.
+        env = dict(engine.minimal_environment(), PATH=os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+                   TMPDIR=work)
+        fields = ["C" + w for w in [shutil.which(command[0]) or command[0]] + command[1:]]
+        fields += ["H" + work, "T%d" % (self.timeout * 1000), "O%d" % OUTPUT, "R%d" % OUTPUT]
+        fields += engine.fields_of_limits({"as": MEMORY, "cpu": CPU, "fsize": FILE, "core": 0})
+        fields += ["E%s=%s" % kv for kv in env.items()]
         try:
-            status = process.wait(timeout=max(deadline - time.monotonic(), 1))
-        except subprocess.TimeoutExpired:
-            self._stop(process)
-            return process.wait(), b"".join(chunks), "took longer than %d s" % self.timeout
-        output = b"".join(chunks)
+            run = self.engine.ask(fields)
+        except (OSError, ValueError, IndexError):
+            run = engine.not_started("the run engine ended during the compile")
+        if self.isolation == "user":  # what it started as the sandbox's user, anywhere
+            sandbox_users.kill_user(self.uid, self.engine.command[0])
+        output, status = run.out[:OUTPUT] + run.err[:OUTPUT], run.status
+        if run.stopped == engine.Stopped.TIME:
+            return status, output, "took longer than %d s" % self.timeout
+        if run.stopped == engine.Stopped.SIZE:
+            return status, output[:OUTPUT], "wrote more than %d kB of messages" % (OUTPUT >> 10)
+        if run.stopped == engine.Stopped.START:
+            return -signal.SIGKILL, run.err, KILLED  # the grader's: tried again, then its error
         if 128 < status < 128 + 65:  # the shell that runs the steps says a step's signal so
             status = -(status - 128)
         if status == -signal.SIGXCPU:
@@ -174,15 +167,6 @@ class Compiler:
         if status == -signal.SIGKILL:  # not a limit of its own (those are signals it can name, or ENOMEM)
             return status, output, KILLED
         return status, output, None
-
-    def _stop(self, process):
-        """Kills a compile and every process it started (as the sandbox's user: all of that user's)."""
-        if self.isolation == "user":
-            sandbox.kill_user(self.uid)
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
 
     def control_compiles(self, lesson):
         """Whether the project's own lab (lesson, its path) compiles through the same path just
@@ -198,7 +182,7 @@ class Compiler:
                 module, _ = self.compile(f.read(), work)
             return module is not None
         finally:
-            sandbox.remove_tree(top)
+            sandbox_users.remove_tree(top)
 
 
 def compile_needs(command):

@@ -21,6 +21,7 @@ import grading
 import running
 import runner_client
 import sandbox
+import sandbox_users
 import similarity
 from status import Status
 import verdict
@@ -67,8 +68,8 @@ def new_worker(paths, compile_command, hidden=()):
     runner, isolation, uid, own_proc = None, "none", None, None
     if os.geteuid() == 0 and os.environ.get("LAB_SANDBOX", "user") == "user":
         try:
-            runner = runner_client.Runner(paths["class_runner"], paths["runtime"])
-            if sandbox.user_cannot_run(runner.uid):
+            runner = runner_client.Runner(paths["runner"], paths["runtime"])
+            if sandbox_users.user_cannot_run(runner.uid, paths["runner"]):
                 runner.close()
                 runner = None
             else:
@@ -77,7 +78,8 @@ def new_worker(paths, compile_command, hidden=()):
             runner = None
     if isolation == "none" and os.environ.get("LAB_SANDBOX", "") != "none" and sandbox.bwrap_works():
         isolation = "bwrap"  # not root, or root with no user of its own
-    compiler = compile_sandbox.Compiler(compile_command, paths["module_link"], isolation, uid, own_proc)
+    compiler = compile_sandbox.Compiler(compile_command, paths["module_link"], isolation, uid, own_proc,
+                                        runner=paths["runner"])
     return Worker(paths, compiler, runner, diagnosis.Explainer(MISTAKES), list(hidden))
 
 
@@ -143,7 +145,7 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
         if worker.runner:
             box = runner_client.ForkedBox(worker.runner, module, hidden=[student.folder, ROOT] + worker.hidden)
         else:
-            box = runner_client.ServedBox(worker.paths["class_runner"], module, worker.paths["runtime"])
+            box = runner_client.ServedBox(worker.paths["runner"], module, worker.paths["runtime"])
         row["isolation"] = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation) + "; " + \
             compile_sandbox.ISOLATION[worker.compiler.isolation]
         clock = time.monotonic()
@@ -158,9 +160,9 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
         row["seconds"]["diagnosis"] = time.monotonic() - clock
         return row
     finally:
-        sandbox.remove_tree(top)
+        sandbox_users.remove_tree(top)
         if worker.runner:  # what the compiler, as the student's user, left in /tmp and the like
-            sandbox.remove_files_of(worker.runner.uid)
+            sandbox_users.remove_files_of(worker.runner.uid)
 
 
 def compile_failed(worker, student, points, row, failed):
@@ -197,8 +199,9 @@ def judge(worker, row, results, not_run, points):
         row["blank"] = min(b for b in (compare.blank_step(r["out"]) for r in results) if b)
         row["diagnosis"] = "STEP %d is not written yet (the starter's TODO)" % row["blank"]
     elif not all(r["ok"] for r in results):
-        lines, row["mistake"] = diagnosis.diagnose(results, MISTAKES, worker.explainer)
-        row["same_tensor"], row["diagnosis"] = diagnosis.parts(lines)
+        found = diagnosis.diagnose(results, MISTAKES, worker.explainer)
+        lines, row["mistake"] = found.lines, found.mistake
+        row["same_tensor"], row["diagnosis"] = found.same_tensor, found.said
         if not row["mistake"]:
             row["wrong_numbers"] = wrong_numbers(results)
     row.setdefault("same_tensor", [])

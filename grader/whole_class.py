@@ -133,7 +133,7 @@ def prepare(build):
     if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
         raise Usage("no configured build at %s: run the README's build first (cmake --preset default), or "
                     "name one with --build" % build)
-    made = subprocess.run(["cmake", "--build", build, "--target", "lab04_class_runner"],
+    made = subprocess.run(["cmake", "--build", build, "--target", "lab04_runner", "lab04_module"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if made.returncode != 0:
         raise Usage("the build at %s could not build the grader's runner: %s" % (

@@ -31,8 +31,9 @@ a TODO that compiles: the lesson's comments stay (they are the hints), the print
 and the statements that compute the step (those that define or change a tensor) give way to
 a call not_written_yet(n, hint), which prints "STEP n: not written yet: <hint>" and exits 4,
 and to plain declarations of what the later steps use. Beside it: CMakeLists.txt,
-CMakePresets.json, .clang-format, .gitignore, cmake/, watch/ and checker/ as they are here
-(the build, the watch, the checker with its reference and catalogue); and, from the files of
+CMakePresets.json, .clang-format, .gitignore, cmake/, watch/, checker/ and engine/ as they
+are here (the build, the watch, the checker with its reference and catalogue, the run engine
+that runs the lab for both); and, from the files of
 templates/: a tests/CMakeLists.txt with one test per STEP, a README for the student, and
 .github/workflows/grade.yml (each push graded by the checker, the grade in the job's summary).
 Nothing is copied by hand, so the starter follows the lesson whenever it is made again.
@@ -54,11 +55,11 @@ from files import write_text, written  # noqa: E402  (the checker's: a file writ
 
 DEFAULT_BLANKS = [3, 4, 5, 6]
 # What the starter and the autograder take from the project as it is: the build (CMakeLists.txt
-# and cmake/, which the watch's folder completes) and the checker. Whole folders, so that a file
-# added to one comes along.
+# and cmake/, which the watch's folder completes), the checker and the run engine that runs its
+# labs and the watch's (engine/). Whole folders, so that a file added to one comes along.
 COPIED_FILES = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore", ".gitattributes",
                 ".devcontainer/devcontainer.json"]
-COPIED_FOLDERS = ["cmake", "checker", "watch"]
+COPIED_FOLDERS = ["cmake", "checker", "engine", "watch"]
 
 
 def copied():

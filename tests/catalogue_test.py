@@ -78,7 +78,8 @@ def pairs(ex):
         if not diagnosis.disjoint(a, b):
             continue
         pair = a["id"] + "+" + b["id"]
-        lines, diagnosed = diagnosis.diagnose(simulated_lab(ex, (a, b)), MISTAKES, ex)
+        found = diagnosis.diagnose(simulated_lab(ex, (a, b)), MISTAKES, ex)
+        lines, diagnosed = found.lines, found.mistake
         as_single = next((m for m in MISTAKES if ex.same_numbers((a, b), (m,))), None)
         swapped = b["id"] + "+" + a["id"]
         if as_single:

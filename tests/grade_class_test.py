@@ -102,6 +102,7 @@ def main(argv):
     if isinstance(again, int):
         return again
     import sandbox
+    import sandbox_users
     box = sandbox.Sandbox("/bin/true")
     box.close()
     build, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
@@ -168,7 +169,7 @@ def main(argv):
                 bad.append(n)
         checks.append(("%s: grades.csv reads back through csv, every column as graded" % shape, not bad, bad))
 
-    left = [pid for uid in sandbox.UIDS for pid in sandbox._processes_of(uid)] if os.geteuid() == 0 else []
+    left = [pid for uid in sandbox_users.UIDS for pid in sandbox_users.processes_of(uid)] if os.geteuid() == 0 else []
     checks.append(("no process of a sandbox's user is left once the classes are graded", not left, left))
 
     # The forger again, with the runner inside bubblewrap (a user's sandbox; here as root, whose

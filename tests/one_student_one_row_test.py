@@ -202,6 +202,7 @@ def main(argv):
               "files behind, graded as a user of their own)")
         return 0
     import sandbox
+    import sandbox_users
     build, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
     subprocess.run(["rm", "-rf", work])  # (a folder of the last run DEEP deep: not shutil.rmtree)
     os.makedirs(work)
@@ -210,7 +211,7 @@ def main(argv):
     os.makedirs(shared, exist_ok=True)
     os.chmod(shared, 0o1777)
     checks = []
-    uids = set(sandbox.UIDS)
+    uids = set(sandbox_users.UIDS)
     box = sandbox.Sandbox("/bin/true")
     box.close()
     isolated = box.mode != "none"
@@ -286,7 +287,7 @@ def main(argv):
                        not left_behind() and not os.listdir(shared), left_behind()[:10] + os.listdir(shared)[:10]))
         checks.append(("no System V shared memory, semaphore or message queue of a sandbox's user is left",
                        not ipc_of(uids), ipc_of(uids)))
-        left = [pid for uid in uids for pid in sandbox._processes_of(uid)]
+        left = [pid for uid in uids for pid in sandbox_users.processes_of(uid)]
         checks.append(("no process of a sandbox's user is left", not left, left))
 
     # A setup that cannot grade is refused, with one line, before anything is written. The

@@ -16,7 +16,7 @@ import checklist
 import project
 
 sys.path.insert(0, project.CHECKER)
-import sandbox  # noqa: E402
+import sandbox_users  # noqa: E402
 
 
 def main(argv):
@@ -26,8 +26,8 @@ def main(argv):
     if os.geteuid() != 0:
         print("SKIPPED: needs root (user ids of the sandbox's own)")
         return 0
-    first, lock = sandbox.take_uid()  # the id the other grader has: the first free one
-    cannot = sandbox.user_cannot_run(first)
+    first, lock = sandbox_users.take_uid()  # the id the other grader has: the first free one
+    cannot = sandbox_users.user_cannot_run(first)
     lock.close()
     if cannot:  # a root closed to other users (some chroots): no grader takes user ids there
         print("SKIPPED: %s" % cannot)
@@ -38,7 +38,7 @@ def main(argv):
                             "sleep", "60"], cwd="/")
     time.sleep(0.3)
     try:
-        taken, mine = sandbox.take_uid()
+        taken, mine = sandbox_users.take_uid()
         time.sleep(0.3)
         checks = [("a user id held by a grader in another root is not taken", taken != first,
                    "took %d, held elsewhere" % taken),

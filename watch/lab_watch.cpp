@@ -43,8 +43,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "watch.h"  // what this file shares with verdict.cpp, and the run engine
 
 // Set by CMakeLists.txt for this build folder.
 constexpr const char* kSource = LAB_SOURCE;         // the file to watch
@@ -53,14 +56,12 @@ constexpr const char* kModule = LAB_MODULE;         // the lab as a module
 constexpr const char* kRuntime = LAB_RUNTIME;       // LibTorch, and its headers' inline code
 constexpr const char* kObject = LAB_OBJECT;         // the lab's object, linked into the module
 constexpr const char* kBuildTool = LAB_BUILD_TOOL;  // ninja, or else cmake (--build)
-constexpr const char* kChecker = LAB_CHECKER;       // checker/, whose watch_verdict.py judges
 
-namespace {
+namespace watch {
 
 sigset_t g_handled;        // SIGINT, SIGTERM, SIGHUP and SIGCHLD: read from g_signals only
 int g_signals = -1;        // a signalfd for them
 pid_t g_build_group = -1;  // the build's process group while it runs
-pid_t g_run = -1;          // the lab's process while it runs
 int g_inotify = -1;        // the lab's folder, watched for saves (not with --once)
 timespec g_save{};         // when the lab that is built and run now was saved
 bool g_saved = false;      // saved again since then: what runs now is out of date
@@ -77,10 +78,10 @@ void say(const std::string& line) {  // the watch's own lines, on standard error
   if (write(STDERR_FILENO, text.data(), text.size()) < 0) return;
 }
 
-// Ends everything this process started, then ends it as the signal would have.
+// Ends everything this process started, then ends it as the signal would have. (A run of the
+// lab is the engine's to stop: a signal during a run cancels it first, run_in_child.)
 [[noreturn]] void stop(int sig) {
   if (g_build_group > 0) kill(-g_build_group, SIGTERM);  // Ninja removes half-written files
-  if (g_run > 0) kill(-g_run, SIGKILL), kill(g_run, SIGKILL);
   if (g_checker_pid > 0) kill(-g_checker_pid, SIGKILL);
   if (g_build_group > 0) {
     for (int i = 0; i < 100 && waitpid(-g_build_group, nullptr, WNOHANG) >= 0; ++i) usleep(20000);
@@ -94,6 +95,14 @@ void say(const std::string& line) {  // the watch's own lines, on standard error
   _exit(128 + sig);
 }
 
+// Reads one of the watch's signals: the signal that stops the watch, or 0 (SIGCHLD, or none).
+int stop_signal() {
+  signalfd_siginfo info{};
+  if (read(g_signals, &info, sizeof info) == sizeof info && info.ssi_signo != SIGCHLD)
+    return int(info.ssi_signo);
+  return 0;
+}
+
 // Waits until `fd` is readable (fd -1: never) or a child changed state. Returns true when fd is
 // readable; a stop signal ends the watch here.
 bool wait_for(int fd) {
@@ -102,10 +111,7 @@ bool wait_for(int fd) {
     if (errno != EINTR) return false;
   }
   if (fds[0].revents & POLLIN) {
-    signalfd_siginfo info{};
-    if (read(g_signals, &info, sizeof info) == sizeof info && info.ssi_signo != SIGCHLD) {
-      stop(int(info.ssi_signo));
-    }
+    if (int sig = stop_signal()) stop(sig);
   }
   return fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP));
 }
@@ -301,34 +307,49 @@ int lab_main(std::vector<char*>& argv) {
   return status;
 }
 
-bool saved_again();
-int wait_any(std::initializer_list<int> fds, int ms);
+// Whether the lab was saved again since the build that runs now (reads the pending events).
+bool saved_again() {
+  if (g_inotify < 0 || g_saved) return g_saved;
+  alignas(inotify_event) char events[8192];
+  while (read(g_inotify, events, sizeof events) > 0) {
+  }
+  return g_saved = !same(modified(kSource), g_save);
+}
+
 constexpr int kCancelled = -2;  // run()'s status when a save stopped the run
 
-// Runs the lab's main in a child process; returns its wait status, or kCancelled when the lab
-// was saved again meanwhile (a run that hangs then gives way to the new lab at once).
-int run(std::vector<char*>& argv) {
+// Runs `lab` (the lab's main) through the run engine, as a child process that starts from the
+// state of this one: LibTorch loaded, nothing of the lab's yet. A save of the lab cancels the
+// run (the new lab then runs at once, even after one that hangs); the watch's signals are
+// handled meanwhile. `job` holds what the caller asks for besides (limits, captured output).
+engine::Run run_in_child(engine::Job job, std::function<int()> lab) {
   std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the watch
+  job.enter = [] {
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
-    _exit(lab_main(argv));  // not exit(): LibTorch's state is the watch's, kept for every run
-  }
-  if (pid < 0) return -1;
-  g_run = pid;
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (wait_any({g_inotify}, -1) == 0 && saved_again()) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      status = kCancelled;
-      break;
-    }
-  }
-  g_run = -1;
-  return status;
+  };
+  job.lab = std::move(lab);  // _exit after it: LibTorch's state is the watch's, kept for every run
+  job.wake_on = {g_signals};
+  if (g_inotify >= 0) job.wake_on.push_back(g_inotify);
+  int stopped_by = 0;  // a signal that stops the watch: the run is cancelled, then the watch ends
+  job.woken = [&stopped_by](int fd) {
+    if (fd == g_signals) return (stopped_by = stop_signal()) != 0;
+    return saved_again();
+  };
+  engine::Run r = engine::run(job);
+  if (stopped_by) stop(stopped_by);
+  return r;
+}
+
+// Runs the lab's main, its output as it comes; returns its wait status, or kCancelled when the
+// lab was saved again meanwhile.
+int run(std::vector<char*>& argv) {
+  engine::Job job;
+  job.capture = false;
+  engine::Run r = run_in_child(job, [&argv] { return lab_main(argv); });
+  if (r.stopped == engine::Stopped::kCancelled) return kCancelled;
+  if (r.stopped == engine::Stopped::kStart) return -1;
+  return r.status;
 }
 
 std::string how_it_ended(int status) {  // "" for exit status 0
@@ -341,362 +362,6 @@ std::string how_it_ended(int status) {  // "" for exit status 0
   if (WEXITSTATUS(status) != 0)
     return "the lab exited with status " + std::to_string(WEXITSTATUS(status));
   return "";
-}
-
-// --- the verdict ----------------------------------------------------------------------------
-// The checker (checker/watch_verdict.py, started through checker/find_torch_python, which finds
-// a Python that can import torch) speaks on a pair of pipes. It first says "none" (no such
-// Python), or its cases and limits:
-//   cases <count> <time limit, ms> <max stdout bytes> <max stderr bytes>
-//   limits <name>=<value> ...        (as, nproc, fsize, cpu, core: each run's resource limits)
-//   case <text> <lab option> ...     (one per case)
-// then loads torch and the reference. For each verdict the watch sends
-//   job <id> <count>, then for each case run: ran <text> <status> <stopped> <out bytes> <err
-//   bytes> and those bytes (<status>: exit status, or minus the signal; <stopped>: - time size)
-// and the checker answers with lines "check: ...", then "end <id>" (and before it "final" when
-// it cannot judge here at all, torch failing to load: the watch then asks no more).
-
-struct Case {
-  std::string text;
-  std::vector<std::string> args;
-};
-
-struct Checker {
-  int to = -1, from = -1;
-  std::string pending;  // read from the checker, not yet a whole line
-  bool greeted = false, none = false, told = false;
-  std::vector<Case> cases;
-  long timeout_ms = 5000;
-  size_t max_out = 4 << 20, max_err = 256 << 10;
-  std::vector<std::pair<int, rlim_t>> limits;
-  int job = 0;
-};
-Checker g_checker;
-
-void start_checker() {
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0) return;
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    close(in[0]), close(in[1]);
-    return;
-  }
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);  // a Ctrl-C is the watch's: it ends the checker itself
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
-    int null = open("/dev/null", O_WRONLY);
-    dup2(in[0], STDIN_FILENO), dup2(out[1], STDOUT_FILENO), dup2(null, STDERR_FILENO);
-    const char* script =
-        "p=$(sh \"$1/find_torch_python\" 2>/dev/null) || { echo none; exit 0; }; "
-        "exec \"${p%% *}\" \"$1/watch_verdict.py\" \"$2\"";
-    std::string program = std::string(kBuildDir) + "/lab04_attention";  // as the report names it
-    execl("/bin/sh", "sh", "-c", script, "sh", kChecker, program.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(in[0]), close(out[1]);
-  if (pid < 0) {
-    close(in[1]), close(out[0]);
-    return;
-  }
-  setpgid(pid, pid);
-  g_checker = Checker{};
-  g_checker.to = in[1], g_checker.from = out[0];
-  g_checker_pid = pid;
-}
-
-void end_checker() {
-  if (g_checker_pid > 0) {
-    kill(-g_checker_pid, SIGKILL);
-    waitpid(g_checker_pid, nullptr, 0);
-  }
-  if (g_checker.to >= 0) close(g_checker.to), close(g_checker.from);
-  g_checker.to = g_checker.from = -1;
-  g_checker_pid = -1;
-}
-
-// Waits up to `ms` (-1: no limit) for one of `fds` (-1: none) to be readable, and handles the
-// watch's signals meanwhile. Returns the index of a readable one, or -1.
-int wait_any(std::initializer_list<int> fds, int ms) {
-  std::vector<pollfd> polled = {{g_signals, POLLIN, 0}};
-  for (int fd : fds) polled.push_back({fd, POLLIN, 0});
-  if (poll(polled.data(), polled.size(), ms) <= 0) return -1;
-  if (polled[0].revents & POLLIN) wait_for(-1);  // a stop signal ends the watch there
-  for (size_t i = 1; i < polled.size(); ++i) {
-    if (polled[i].fd >= 0 && (polled[i].revents & (POLLIN | POLLHUP | POLLERR))) return int(i) - 1;
-  }
-  return -1;
-}
-
-// Whether the lab was saved again since the build that runs now (reads the pending events).
-bool saved_again() {
-  if (g_inotify < 0 || g_saved) return g_saved;
-  alignas(inotify_event) char events[8192];
-  while (read(g_inotify, events, sizeof events) > 0) {
-  }
-  return g_saved = !same(modified(kSource), g_save);
-}
-
-bool write_all(int fd, const std::string& text) {
-  for (size_t done = 0; done < text.size();) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += size_t(n);
-  }
-  return true;
-}
-
-enum class Got { kLine, kSaved, kGone };
-
-// The checker's next line (without its newline); a save of the lab cancels the wait.
-Got checker_line(std::string& line) {
-  for (;;) {
-    size_t end = g_checker.pending.find('\n');
-    if (end != std::string::npos) {
-      line = g_checker.pending.substr(0, end);
-      g_checker.pending.erase(0, end + 1);
-      return Got::kLine;
-    }
-    int ready = wait_any({g_checker.from, g_inotify}, -1);
-    if (ready == 1 && saved_again()) return Got::kSaved;
-    if (ready != 0) continue;
-    char chunk[65536];
-    ssize_t n = read(g_checker.from, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Got::kGone;
-    g_checker.pending.append(chunk, size_t(n));
-  }
-}
-
-std::vector<std::string> words_of(const std::string& line) {
-  std::vector<std::string> words;
-  for (size_t at = 0; at < line.size();) {
-    size_t end = line.find(' ', at);
-    if (end == std::string::npos) end = line.size();
-    if (end > at) words.push_back(line.substr(at, end - at));
-    at = end + 1;
-  }
-  return words;
-}
-
-// Reads the checker's greeting: its cases and limits. Got::kGone for "none" too.
-Got greeting() {
-  std::string line;
-  Got got = checker_line(line);
-  if (got != Got::kLine) return got;
-  std::vector<std::string> head = words_of(line);
-  if (head.size() != 5 || head[0] != "cases") {
-    g_checker.none = line == "none";
-    return Got::kGone;
-  }
-  g_checker.timeout_ms = std::atol(head[2].c_str());
-  g_checker.max_out = size_t(std::atoll(head[3].c_str()));
-  g_checker.max_err = size_t(std::atoll(head[4].c_str()));
-  for (int n = std::atoi(head[1].c_str()), i = -1; i < n; ++i) {
-    if ((got = checker_line(line)) != Got::kLine) return got;
-    std::vector<std::string> words = words_of(line);
-    if (words.empty()) return Got::kGone;
-    if (i < 0 && words[0] == "limits") {
-      for (size_t w = 1; w < words.size(); ++w) {
-        std::string name = words[w].substr(0, words[w].find('='));
-        rlim_t value = rlim_t(std::atoll(words[w].c_str() + name.size() + 1));
-        int resource = name == "as"      ? RLIMIT_AS
-                       : name == "nproc" ? RLIMIT_NPROC
-                       : name == "fsize" ? RLIMIT_FSIZE
-                       : name == "cpu"   ? RLIMIT_CPU
-                                         : RLIMIT_CORE;
-        g_checker.limits.push_back({resource, value});
-      }
-    } else if (i >= 0 && words[0] == "case" && words.size() >= 2) {
-      g_checker.cases.push_back(
-          {words[1], std::vector<std::string>(words.begin() + 2, words.end())});
-    } else {
-      return Got::kGone;
-    }
-  }
-  g_checker.greeted = true;
-  return Got::kLine;
-}
-
-// Reads, without waiting, what a pipe still holds once the lab and what it started are killed:
-// all it wrote before it was stopped, up to one byte past `most`.
-void read_what_is_left(int fd, std::string& to, size_t most) {
-  char chunk[65536];
-  pollfd p{fd, POLLIN, 0};
-  while (fd >= 0 && to.size() <= most && poll(&p, 1, 0) > 0) {
-    ssize_t n = read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    to.append(chunk, size_t(n));
-  }
-}
-
-struct CaseRun {
-  int status = 0;             // exit status, or minus the signal
-  std::string stopped = "-";  // or "time", "size"
-  std::string out, err;
-};
-
-// Runs the lab on one of the checker's cases, as a forked child within the checker's limits;
-// false when a save cancelled it.
-bool run_case(const std::string& program, const Case& c, CaseRun& r) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return false;
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(out[0]), close(out[1]);
-    return false;
-  }
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
-    int null = open("/dev/null", O_RDONLY);
-    dup2(null, STDIN_FILENO), dup2(out[1], STDOUT_FILENO), dup2(err[1], STDERR_FILENO);
-    for (const auto& [resource, value] : g_checker.limits) {
-      rlimit limit{value, value};
-      setrlimit(resource, &limit);
-    }
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // as the checker's stdbuf -oL: a crash loses no line
-    std::vector<std::string> words = {program};
-    words.insert(words.end(), c.args.begin(), c.args.end());
-    std::vector<char*> argv;
-    for (std::string& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    _exit(lab_main(argv));
-  }
-  close(out[1]), close(err[1]);
-  if (pid < 0) {
-    close(out[0]), close(err[0]);
-    return false;
-  }
-  setpgid(pid, pid);
-  g_run = pid;
-  double deadline = now() + 1e-3 * double(g_checker.timeout_ms);
-  int pipes[2] = {out[0], err[0]};
-  std::string* into[2] = {&r.out, &r.err};
-  bool cancelled = false;
-  int status = 0;
-  bool ended = false;  // reaped already
-  while (!cancelled && r.stopped == "-") {
-    int ms = int(1000 * (deadline - now()));
-    if (ms <= 0) {  // the limit judges the lab, not this loop, which may wake late
-      if (!ended) ended = waitpid(pid, &status, WNOHANG) == pid;
-      if (!ended) r.stopped = "time";
-      break;
-    }
-    if (!ended && pipes[0] < 0 && pipes[1] < 0) {  // its output closed: it ends, or lingers
-      ended = waitpid(pid, &status, WNOHANG) == pid;
-      if (ended) break;
-    }
-    int ready = wait_any({pipes[0], pipes[1], g_inotify},
-                         pipes[0] < 0 && pipes[1] < 0 ? std::min(ms, 20) : ms);
-    if (ready == 2) {
-      cancelled = saved_again();
-      continue;
-    }
-    if (ready < 0) continue;
-    char chunk[65536];
-    ssize_t n = read(pipes[ready], chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(pipes[ready]);
-      pipes[ready] = -1;
-      continue;
-    }
-    into[ready]->append(chunk, size_t(n));
-    if (r.out.size() > g_checker.max_out || r.err.size() > g_checker.max_err) r.stopped = "size";
-  }
-  kill(-pid, SIGKILL);  // whatever of it is left: after a limit, or what it started
-  if (!ended) waitpid(pid, &status, 0);
-  if (!cancelled && r.stopped != "size") {  // all it wrote before it was stopped counts
-    read_what_is_left(pipes[0], r.out, g_checker.max_out);
-    read_what_is_left(pipes[1], r.err, g_checker.max_err);
-    if (r.stopped == "-" && (r.out.size() > g_checker.max_out || r.err.size() > g_checker.max_err))
-      r.stopped = "size";
-  }
-  for (int fd : pipes) {
-    if (fd >= 0) close(fd);
-  }
-  g_run = -1;
-  r.status = WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
-  return !cancelled;
-}
-
-void say_check(const std::string& line) {
-  std::string text = "check: " + line + "\n";
-  if (write(STDERR_FILENO, text.data(), text.size()) < 0) return;
-}
-
-// Runs the checker's cases on the lab just built and prints the checker's verdict. False when
-// a save cancelled it.
-bool verdict(const std::string& program) {
-  if (g_checker_pid < 0 && !g_checker.none) start_checker();  // after a failure: again
-  if (g_checker_pid < 0) return true;
-  Got got = g_checker.greeted ? Got::kLine : greeting();
-  if (got == Got::kSaved) return false;
-  if (got == Got::kGone) {
-    if (g_checker.none) {
-      if (!g_checker.told)
-        say_check(
-            "no verdict: no Python here can import torch (Debian: sudo apt-get install "
-            "python3-torch, or name one in LAB_PYTHON); the watch goes on without it");
-      g_checker.told = true;
-      return true;
-    }
-    say_check(
-        "no verdict: the checker (checker/watch_verdict.py) ended; the next save tries again");
-    end_checker();
-    return true;
-  }
-  std::string job;
-  int count = 0;
-  for (const Case& c : g_checker.cases) {
-    CaseRun r;
-    if (!run_case(program, c, r)) return false;
-    job += "ran " + c.text + " " + std::to_string(r.status) + " " + r.stopped + " " +
-           std::to_string(r.out.size()) + " " + std::to_string(r.err.size()) + "\n" + r.out + r.err;
-    ++count;
-    if (r.stopped == "time") break;  // the others would wait as long: the checker says so
-  }
-  int id = ++g_checker.job;
-  if (!write_all(g_checker.to,
-                 "job " + std::to_string(id) + " " + std::to_string(count) + "\n" + job)) {
-    say_check(
-        "no verdict: the checker (checker/watch_verdict.py) ended; the next save tries again");
-    end_checker();
-    return true;
-  }
-  std::vector<std::string> lines;
-  for (std::string line;;) {
-    got = checker_line(line);
-    if (got == Got::kSaved) return false;  // its answer, when it comes, is for an old lab
-    if (got == Got::kGone) {
-      say_check(
-          "no verdict: the checker (checker/watch_verdict.py) ended; the next save tries again");
-      end_checker();
-      return true;
-    }
-    if (line.rfind("end ", 0) == 0) {
-      if (line == "end " + std::to_string(id)) break;
-      lines.clear();  // the end of a cancelled job's answer
-      continue;
-    }
-    if (line == "final") {  // it cannot judge here at all (no torch): said once, never asked again
-      g_checker.none = g_checker.told = true;
-      continue;
-    }
-    lines.push_back(line);
-  }
-  std::string text;
-  for (const std::string& line : lines) text += line + "\n";
-  if (g_checker.none) end_checker();
-  if (write(STDERR_FILENO, text.data(), text.size()) < 0) return true;
-  return true;
 }
 
 // Waits for the next save of the source: an editor writes it in place (IN_CLOSE_WRITE) or
@@ -717,9 +382,10 @@ void wait_for_a_save(int inotify, const char* name, timespec last) {
   }
 }
 
-}  // namespace
+}  // namespace watch
 
 int main(int argc, char** argv) {
+  using namespace watch;
   sigemptyset(&g_handled);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&g_handled, sig);
   sigprocmask(SIG_BLOCK, &g_handled, nullptr);

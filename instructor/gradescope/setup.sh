@@ -14,7 +14,7 @@ if [[ ${LAB_SKIP_INSTALL:-} != 1 ]]; then
     libopenblas0 python3 python3-torch util-linux
 fi
 cmake -S "$root/source" -B "$root/build" -G Ninja -DCMAKE_CXX_COMPILER=clang++
-cmake --build "$root/build" --target lab04_attention lab04_class_runner
+cmake --build "$root/build" --target lab04_attention lab04_runner lab04_module
 # The sandbox's user must enter the project and its build (the grader hides them from each
 # compile and run); it may not list or read the results.
 chmod o=x "$root"

@@ -81,7 +81,7 @@ def build(folder):
         configure = ["cmake", "-S", PROJECT, "-B", folder, "-G", "Ninja", "-DCMAKE_CXX_COMPILER=clang++"]
         if run(configure).returncode != 0:
             raise GraderFault("cmake could not configure the project")
-    if run(["cmake", "--build", folder, "--target", "lab04_attention", "lab04_class_runner"]).returncode != 0:
+    if run(["cmake", "--build", folder, "--target", "lab04_attention", "lab04_runner", "lab04_module"]).returncode != 0:
         raise GraderFault("the project did not build")
 
 

@@ -1,20 +1,27 @@
-// lab04_class_runner: runs students' labs for the class grader, with LibTorch loaded once.
+// lab04_runner: the run engine's program (engine/run.h): runs students' labs, one job after
+// another, for the checker (checker/sandbox.py) and the class grader, through checker/engine.py.
 //
-//   lab04_class_runner RUNTIME           serve: read jobs on stdin, answer on stdout (below)
-//   lab04_class_runner RUNTIME per-student   the same, each student served by a fresh child
+//   lab04_runner RUNTIME [per-student]   with LibTorch (RUNTIME) loaded once: a lab is a module
+//                                        (M), each student served by a fresh child (per-student)
+//   lab04_runner -                       without it: a lab is a program (C), executed
+//   lab04_runner --kill-user UID         kills every process of that user id until none is
+//                                        left (exit 0), or says it could not (exit 1)
 //
 // Aims. A student's lab, compiled as a module (a shared object, as the watch builds it), runs
 // in a child of a process that has loaded LibTorch already (lab04_runtime), so that a run costs
-// a fork and the lab's own work, not LibTorch's 0.5 s start. The child enters the sandbox
-// before it loads one byte of the student's code: as root, a user id of its own with no
-// groups, no capabilities and no way back (no_new_privs), in an empty folder, with the limits
-// and the environment grader/grade_class.py asks for. This process never runs student code
-// and keeps root's rights: a lab can neither signal it nor read its memory.
+// a fork and the lab's own work, not LibTorch's 0.5 s start; or a lab is a program, executed in
+// the child (the checker's runs of a build, each inside bubblewrap or namespaces where the
+// checker has them). The child enters the sandbox before it loads one byte of the student's
+// code: as root, a user id of its own with no groups, no capabilities and no way back
+// (no_new_privs), in an empty folder, with the limits and the environment it is asked for. This
+// process never runs student code and keeps root's rights: a lab can neither signal it nor read
+// its memory. How a run is read and stopped is the engine's (engine/run.cpp).
 //
 // A job is a list of NUL-terminated fields, ended by an empty field, each a letter and a value:
-//   M<module>  U<user id>  H<home folder>  T<wall-time limit, ms>  O<max stdout bytes>
-//   R<max stderr bytes>  L<resource>=<limit> (as, nproc, fsize, cpu, core)  E<NAME=value>
-//   A<argument> (after the program's name, in order)
+//   M<module> or C<word> (one per word: the program, then its arguments)  U<user id>
+//   H<home folder>  T<wall-time limit, ms>  O<max stdout bytes>  R<max stderr bytes>
+//   L<resource>=<limit> (as, nproc, fsize, cpu, core, stack)  E<NAME=value>
+//   A<argument> (a module's, after the program's name, in order)
 //   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
 //   P<folder> (root only) a place any user may write (/tmp, /dev/shm, ...): the run gets an
 //     empty one of its own, a size-capped tmpfs that ends with the run (see private_places)
@@ -33,10 +40,10 @@
 // bytes. <how it ended>: exit:N, signal:N or none; <stopped>: - (no), time, size or start.
 // After a run what the lab left behind is killed (kill_leftovers), before the answer is sent.
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -55,10 +62,13 @@
 #include <string>
 #include <vector>
 
+#include "run.h"
+
 namespace {
 
 struct Job {
   std::string module, home;
+  std::vector<std::string> command;  // C: a program instead of a module
   long uid = -1;       // -1: run as this process's user (not root: no user of its own)
   bool alone = false;  // K: this process has a PID namespace of its own (bubblewrap, unshare)
   std::vector<std::string> places, cgroups, hidden;  // P, G and X
@@ -70,12 +80,6 @@ struct Job {
   std::vector<std::pair<int, rlim_t>> limits;
   std::vector<std::string> env, args;
 };
-
-double now() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 
 // Reads one job from stdin; false at the end of the input.
 bool read_job(Job& job) {
@@ -96,6 +100,7 @@ bool read_job(Job& job) {
     std::string value = field.substr(1);
     switch (field[0]) {
       case 'M': job.module = value; break;
+      case 'C': job.command.push_back(value); break;
       case 'H': job.home = value; break;
       case 'U': job.uid = std::atol(value.c_str()); break;
       case 'K': job.alone = true; break;
@@ -112,13 +117,9 @@ bool read_job(Job& job) {
       case 'A': job.args.push_back(value); break;
       case 'L': {
         size_t eq = value.find('=');
-        std::string name = value.substr(0, eq);
+        int resource = engine::resource_named(value.substr(0, eq));
         rlim_t limit = rlim_t(std::atoll(value.c_str() + eq + 1));
-        int resource = name == "as"      ? RLIMIT_AS
-                       : name == "nproc" ? RLIMIT_NPROC
-                       : name == "fsize" ? RLIMIT_FSIZE
-                       : name == "cpu"   ? RLIMIT_CPU
-                                         : RLIMIT_CORE;
+        if (resource < 0 || eq == std::string::npos) break;  // not one the engine sets
         job.limits.push_back({resource, limit});
         break;
       }
@@ -127,15 +128,6 @@ bool read_job(Job& job) {
     field.clear();
   }
   return false;
-}
-
-constexpr int kRefused = 126;  // the child's status when it could not enter the sandbox
-constexpr const char* kRefusal = "class runner: could not ";
-
-[[noreturn]] void refuse(const char* what) {  // in the child, before any student code ran
-  std::fprintf(stderr, "%s%s: %s\n", kRefusal, what, std::strerror(errno));
-  std::fflush(stderr);
-  _exit(kRefused);
 }
 
 // Calls the main of the lab's module in this process, and returns its status.
@@ -149,7 +141,7 @@ int run_main(const std::string& module, const std::vector<std::string>& args) {
   void* lab = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
   auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
   if (!lab_main) {
-    std::fprintf(stderr, "class runner: could not load the lab: %s\n", dlerror());
+    std::fprintf(stderr, "lab04 engine: could not load the lab: %s\n", dlerror());
     return 127;
   }
   // A lab that calls exit() (a starter's blank does) ends as if its main had returned, without
@@ -167,16 +159,16 @@ int run_main(const std::string& module, const std::vector<std::string>& args) {
 // The sandbox's folder (the home's parent, which holds the module) is kept in view.
 void private_places(const Job& job) {
   std::string folder = job.home.substr(0, job.home.rfind('/'));
-  if (unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) refuse("make a mount and IPC namespace");
+  if (unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) engine::refuse("make a mount and IPC namespace");
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    refuse("make the mounts private");  // nothing below reaches the grader's own view
+    engine::refuse("make the mounts private");  // nothing below reaches the grader's own view
   int kept = open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);  // in the new namespace
-  if (kept < 0) refuse("open the sandbox's folder");
+  if (kept < 0) engine::refuse("open the sandbox's folder");
   std::string size = "size=" + job.scratch_size;
   for (const std::string& place : job.places)
     if (mount("lab04", place.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
               (size + ",mode=1777").c_str()) != 0)
-      refuse("give the run a private folder");
+      engine::refuse("give the run a private folder");
   // Where a place held the sandbox's folder, the folder is made again and bound back in.
   if (access(folder.c_str(), F_OK) != 0) {
     for (size_t at = folder.find('/', 1); at != std::string::npos; at = folder.find('/', at + 1))
@@ -184,7 +176,7 @@ void private_places(const Job& job) {
     std::string from = "/proc/self/fd/" + std::to_string(kept);
     if (mkdir(folder.c_str(), 0711) != 0 ||
         mount(from.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0)
-      refuse("keep the sandbox's folder in view");
+      engine::refuse("keep the sandbox's folder in view");
   }
   close(kept);
   for (const std::string& path :
@@ -194,16 +186,16 @@ void private_places(const Job& job) {
     int done = S_ISDIR(st.st_mode) ? mount("lab04", path.c_str(), "tmpfs",
                                            MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=755")
                                    : mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr);
-    if (done != 0) refuse("hide the grader's files");
+    if (done != 0) engine::refuse("hide the grader's files");
   }
   if (job.own_proc &&
       mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") != 0 &&
       mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") != 0)
-    refuse("hide the other processes");
+    engine::refuse("hide the other processes");
   std::string home =
       size + ",mode=700,uid=" + std::to_string(job.uid) + ",gid=" + std::to_string(job.uid);
   if (mount("lab04", job.home.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, home.c_str()) != 0)
-    refuse("give the run a home folder");
+    engine::refuse("give the run a home folder");
 }
 
 // In the child: joins the cgroups the job names (its share of the CPU, its processes).
@@ -212,76 +204,112 @@ void join_cgroups(const Job& job) {
   for (const std::string& procs : job.cgroups) {
     int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, pid.data(), pid.size()) != ssize_t(pid.size()))
-      refuse("join its cgroup");
+      engine::refuse("join its cgroup");
     close(fd);
   }
 }
 
-// In the child: the sandbox, then the lab. Never returns.
-[[noreturn]] void enter_sandbox_and_run(const Job& job, int out, int err) {
-  setsid();
-  int null = open("/dev/null", O_RDONLY);
-  if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
-  for (int fd = 3; fd < 4096; ++fd) close(fd);  // nothing of the grader's: no job pipe, no lock
+// In the child, before its limits are set (the engine sets them): the cgroups, the private
+// places and the folder of the run.
+void enter_sandbox(const Job& job) {
   if (job.uid >= 0) join_cgroups(job);
   if (job.uid >= 0 && !job.places.empty()) private_places(job);
-  if (chdir(job.home.c_str()) != 0) refuse("enter its folder");
-  for (auto [resource, limit] : job.limits) {
-    rlimit now{};
-    getrlimit(resource, &now);  // a user's process may lower its limits, never raise them
-    rlimit r{std::min(limit, now.rlim_max),
-             std::min(resource == RLIMIT_CPU ? limit + 1 : limit, now.rlim_max)};
-    if (setrlimit(resource, &r) != 0) refuse("set a limit");
-  }
-  if (job.uid >= 0) {  // root: a user of its own, with nothing of root's left
+  if (chdir(job.home.c_str()) != 0) engine::refuse("enter its folder");
+}
+
+// In the child, within its limits: a user of its own (as root) with nothing of root's left,
+// the job's environment, then the lab. Returns the lab's status.
+int become_the_lab(const Job& job) {
+  if (job.uid >= 0) {
     for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; ++cap) {
     }
     gid_t id = gid_t(job.uid);
     if (setgroups(0, nullptr) != 0 || setresgid(id, id, id) != 0 ||
         setresuid(uid_t(id), uid_t(id), uid_t(id)) != 0)
-      refuse("become the sandbox's user");
+      engine::refuse("become the sandbox's user");
     if (getuid() != uid_t(id) || geteuid() != uid_t(id) || setuid(0) == 0)
-      refuse("drop root's rights");
+      engine::refuse("drop root's rights");
   }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) refuse("set no_new_privs");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) engine::refuse("set no_new_privs");
   clearenv();
   for (const std::string& e : job.env) putenv(const_cast<char*>(e.c_str()));
-  _exit(run_main(job.module, job.args));
+  if (job.command.empty()) return run_main(job.module, job.args);
+  std::vector<char*> argv;
+  for (const std::string& w : job.command) argv.push_back(const_cast<char*>(w.c_str()));
+  argv.push_back(nullptr);
+  signal(SIGPIPE, SIG_DFL);  // ignored here (this process writes to its grader), not in the lab
+  execv(argv[0], argv.data());
+  engine::refuse("start the lab");
+}
+
+// Whether a live process (not a zombie: it holds nothing, and waits to be reaped) has `uid` as
+// its real or effective user id; each one's pid goes into `pids`.
+bool processes_of(uid_t uid, std::vector<pid_t>& pids) {
+  pids.clear();
+  DIR* proc = opendir("/proc");
+  if (!proc) return false;
+  for (dirent* e; (e = readdir(proc)) != nullptr;) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    FILE* f = std::fopen((std::string("/proc/") + e->d_name + "/status").c_str(), "r");
+    if (!f) continue;
+    char line[256];
+    long real = -1, effective = -1;
+    char state = '?';
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::strncmp(line, "State:", 6) == 0) std::sscanf(line + 6, " %c", &state);
+      if (std::strncmp(line, "Uid:", 4) == 0) std::sscanf(line + 4, "%ld %ld", &real, &effective);
+    }
+    std::fclose(f);
+    if ((real == long(uid) || effective == long(uid)) && state != 'Z' && state != 'X')
+      pids.push_back(pid_t(std::atol(e->d_name)));
+  }
+  closedir(proc);
+  return !pids.empty();
+}
+
+// Kills every process of `uid` until none is left; false when some still live after
+// `patience` seconds. As root, kill(-1) as that user reaches all of them at once, however fast
+// they fork (the kernel lets no fork through its sweep), and no other process; pid by pid, a
+// lab that forks without end outran the killing. The patience is for the kernel: a lab that
+// forked up to its limit leaves a thousand copies of a LibTorch program, and tearing them down
+// took from 5 to 20 s of system time.
+bool kill_user(uid_t uid, double patience) {
+  timespec start{}, t{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  std::vector<pid_t> pids;
+  while (processes_of(uid, pids)) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (double(t.tv_sec - start.tv_sec) + 1e-9 * double(t.tv_nsec - start.tv_nsec) > patience)
+      return false;
+    if (geteuid() == 0 && uid != 0) {
+      pid_t killer = fork();
+      if (killer == 0) {
+        if (setgroups(0, nullptr) == 0 && setresgid(uid, uid, uid) == 0 &&
+            setresuid(uid, uid, uid) == 0 && getuid() == uid && geteuid() == uid)
+          kill(-1, SIGKILL);  // never as root
+        _exit(0);
+      }
+      if (killer > 0) waitpid(killer, nullptr, 0);
+    }
+    for (pid_t pid : pids) kill(pid, SIGKILL);
+    usleep(10000);
+  }
+  return true;
 }
 
 // Kills what the lab left behind: every process of its user id (kill(-1) as that user reaches
 // each of them, and only them); in a PID namespace of this process's own, every process but
 // this one (kill(-1) reaches no further than the namespace); else the lab's process group.
+// Then reaps them: this process is a subreaper, the lab's orphans end up here.
 void kill_leftovers(const Job& job, pid_t child) {
-  if (job.uid >= 0) {
-    pid_t killer = fork();
-    if (killer == 0) {
-      if (setresuid(uid_t(job.uid), uid_t(job.uid), uid_t(job.uid)) == 0) kill(-1, SIGKILL);
-      _exit(0);
-    }
-    if (killer > 0) waitpid(killer, nullptr, 0);
+  if (job.uid > 0) {
+    kill_user(uid_t(job.uid), 60.0);
   } else if (job.alone) {
     kill(-1, SIGKILL);
   } else {
     kill(-child, SIGKILL);
   }
-}
-
-void reap_orphans() {  // this process is a subreaper: the lab's orphans end up here
   while (waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
-}
-
-// Reads, without waiting, what a pipe still holds once the lab and what it started are killed:
-// all it wrote before it was stopped, up to one byte past `most`.
-void read_what_is_left(int fd, std::string& to, size_t most) {
-  char chunk[65536];
-  pollfd p{fd, POLLIN, 0};
-  while (fd >= 0 && to.size() <= most && poll(&p, 1, 0) > 0) {
-    ssize_t n = read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    to.append(chunk, size_t(n));
   }
 }
 
@@ -296,84 +324,27 @@ bool write_all(int fd, const char* data, size_t size) {
   return true;
 }
 
-// Runs one job and writes its answer on stdout.
+// Runs one job through the engine and writes its answer on stdout.
 bool serve(const Job& job) {
-  int out[2], err[2];
-  std::string ended = "none", stopped = "-", output, errors;
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-    stopped = "start";
-    errors = std::string("could not make a pipe: ") + std::strerror(errno);
-  }
-  pid_t child = stopped == "-" ? fork() : -1;
-  if (child == 0) enter_sandbox_and_run(job, out[1], err[1]);
-  if (stopped == "-" && child < 0) {
-    stopped = "start";
-    errors = std::string("could not fork: ") + std::strerror(errno);
-  }
-  if (child > 0) {
-    close(out[1]);
-    close(err[1]);
-    double deadline = now() + double(job.wall_ms) / 1000.0;
-    bool exited = false;
-    int status = 0;
-    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-    while ((fds[0].fd >= 0 || fds[1].fd >= 0) && stopped == "-") {
-      double left = deadline - now();
-      if (left <= 0) {  // the limit judges the lab, not this loop, which may wake late
-        if (!exited && waitpid(child, &status, WNOHANG) == child) exited = true;
-        if (!exited) stopped = "time";
-        break;
-      }
-      int ready = poll(fds, 2, int(std::min(left, 0.05) * 1000) + 1);
-      for (int i = 0; ready > 0 && i < 2; ++i) {
-        if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        char chunk[65536];
-        ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
-        if (n <= 0) {
-          if (n < 0 && errno == EINTR) continue;
-          close(fds[i].fd);
-          fds[i].fd = -1;
-          continue;
-        }
-        std::string& to = i == 0 ? output : errors;
-        to.append(chunk, size_t(n));
-        if (output.size() > job.max_out || errors.size() > job.max_err) stopped = "size";
-      }
-      if (!exited && waitpid(child, &status, WNOHANG) == child) {
-        exited = true;  // what it left behind must not hold the pipes: gone at once
-        kill_leftovers(job, child);
-        deadline = std::min(deadline, now() + 2.0);
-      }
-    }
-    if (!exited) {
-      kill(-child, SIGKILL);
-      kill(child, SIGKILL);
-      waitpid(child, &status, 0);
-    }
-    kill_leftovers(job, child);
-    reap_orphans();
-    if (stopped != "size") {  // all it wrote before it was stopped counts
-      read_what_is_left(fds[0].fd, output, job.max_out);
-      read_what_is_left(fds[1].fd, errors, job.max_err);
-      if (stopped == "-" && (output.size() > job.max_out || errors.size() > job.max_err))
-        stopped = "size";
-    }
-    for (pollfd& p : fds)
-      if (p.fd >= 0) close(p.fd);
-    if (stopped == "-") {
-      ended = WIFEXITED(status) ? "exit:" + std::to_string(WEXITSTATUS(status))
-                                : "signal:" + std::to_string(WTERMSIG(status));
-    }
-    // The sandbox could not be entered: the grader's failure, not the lab's (none of its code ran).
-    if (WIFEXITED(status) && WEXITSTATUS(status) == kRefused && errors.rfind(kRefusal, 0) == 0)
-      stopped = "start";
-  }
-  output.resize(std::min(output.size(), job.max_out + 1));
-  errors.resize(std::min(errors.size(), job.max_err + 1));
-  std::string head = ended + " " + stopped + " " + std::to_string(output.size()) + " " +
-                     std::to_string(errors.size()) + "\n";
-  return write_all(1, head.data(), head.size()) && write_all(1, output.data(), output.size()) &&
-         write_all(1, errors.data(), errors.size());
+  engine::Job run;
+  run.wall_ms = job.wall_ms;
+  run.max_out = job.max_out;
+  run.max_err = job.max_err;
+  run.limits = job.limits;
+  run.enter = [&job] { enter_sandbox(job); };
+  run.lab = [&job] { return become_the_lab(job); };
+  run.kill_leftovers = [&job](pid_t child) { kill_leftovers(job, child); };
+  engine::Run r = engine::run(run);
+  std::string ended = "none";
+  if (r.stopped == engine::Stopped::kNo)
+    ended = WIFEXITED(r.status) ? "exit:" + std::to_string(WEXITSTATUS(r.status))
+                                : "signal:" + std::to_string(WTERMSIG(r.status));
+  r.out.resize(std::min(r.out.size(), job.max_out + 1));
+  r.err.resize(std::min(r.err.size(), job.max_err + 1));
+  std::string head = ended + " " + engine::stopped_name(r.stopped) + " " +
+                     std::to_string(r.out.size()) + " " + std::to_string(r.err.size()) + "\n";
+  return write_all(1, head.data(), head.size()) && write_all(1, r.out.data(), r.out.size()) &&
+         write_all(1, r.err.data(), r.err.size());
 }
 
 constexpr int kNextStudent = 10;  // a per-student child's status: a new student is waiting
@@ -419,15 +390,26 @@ int serve_each_student() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--kill-user") == 0) {
+    char* end = nullptr;
+    long uid = std::strtol(argv[2], &end, 10);
+    if (*end != '\0' || uid <= 0) {
+      std::fprintf(stderr, "lab04_runner: --kill-user takes a user id other than root's, not %s\n",
+                   argv[2]);
+      return 2;
+    }
+    return kill_user(uid_t(uid), 60.0) ? 0 : 1;
+  }
   const bool per_student = argc == 3 && std::strcmp(argv[2], "per-student") == 0;
   if (argc != 2 && !per_student) {
     std::fprintf(stderr,
-                 "lab04_class_runner: usage: lab04_class_runner RUNTIME [per-student] "
-                 "(grader/grade_class.py starts it)\n");
+                 "lab04_runner: usage: lab04_runner RUNTIME [per-student], lab04_runner - or "
+                 "lab04_runner --kill-user UID (checker/engine.py starts it)\n");
     return 2;
   }
-  if (!dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {  // LibTorch, once, for every run to come
-    std::fprintf(stderr, "lab04_class_runner: could not load LibTorch: %s\n", dlerror());
+  // LibTorch, once, for every run to come.
+  if (std::strcmp(argv[1], "-") != 0 && !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
+    std::fprintf(stderr, "lab04_runner: could not load LibTorch: %s\n", dlerror());
     return 2;
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives its grader

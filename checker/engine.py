@@ -1,0 +1,162 @@
+"""engine.py: the Python side of the run engine (engine/run.h), the one program that starts a
+student's lab, sets its limits, reads what it prints against its time limit and stops what is
+left: lab04_runner (engine/runner.cpp, which says the job's fields and the answer's format).
+The checker's sandbox (sandbox.py) and the class grader's runners (grader/runner_client.py)
+ask it for every run, and a run comes back as a Run.
+
+  program(lab)                    where lab04_runner is: LAB_RUNNER, else a build folder's
+  Runner(command, env, cwd)       a runner process, started at its first job, stopped by stop()
+  runner.ask(fields) -> Run       one job; Run.stopped is START when it could not be done
+  Run(status, out, err, stopped, limit)   a run, as a value
+  Stopped                         how a run ended early, when it did
+
+Where the engine is: a build of the project makes build/lab04_runner (engine/engine.cmake),
+beside build/lab04_attention, and the starter and the autograders carry engine/ with the
+checker (instructor/make_starter.py's COPIED_FOLDERS).
+"""
+import enum
+import os
+import subprocess
+
+PROGRAM = "lab04_runner"
+SAFE_ENV = ("LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
+
+
+def minimal_environment():
+    """The environment of a process whose memory a lab may see (the class runner it is forked
+    from): nothing of the grader's but what a program needs, and the loader's and sanitizers'
+    settings (SAFE_ENV)."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    env.update({k: os.environ[k] for k in SAFE_ENV if k in os.environ})
+    return env
+
+
+class Stopped(enum.StrEnum):
+    """How a run ended early: the engine stopped it (its time, its output), or it never
+    started (the sandbox could not be entered: the grader's failure, not the lab's)."""
+    TIME = "time"
+    SIZE = "size"
+    START = "start"
+
+
+class Run:
+    """One run of a lab: status (its exit status, negative for a signal, None when stopped),
+    out and err (bytes, at most one past their limits), stopped (None or a Stopped) and limit
+    (which of its limits the lab ran into, in words, or None)."""
+
+    def __init__(self, status, out, err, stopped, limit=None):
+        self.status, self.out, self.err = status, out, err
+        self.stopped = Stopped(stopped) if stopped else None
+        self.limit = limit
+
+
+def not_started(why):
+    """The Run of a job that could not be done."""
+    return Run(None, b"", why.encode() if isinstance(why, str) else why, Stopped.START)
+
+
+def program(lab=None):
+    """The path of lab04_runner: LAB_RUNNER when set (the tests set it), else the one of the
+    build folder that holds the lab (beside it, or one or two folders up: build/tests/...),
+    else the project's build/. None when there is none."""
+    named = os.environ.get("LAB_RUNNER")
+    if named:
+        return named if os.access(named, os.X_OK) else None
+    places = []
+    if lab:
+        folder = os.path.dirname(os.path.abspath(lab))
+        places = [folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder))]
+    project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    places.append(os.path.join(project, "build"))
+    for folder in places:
+        path = os.path.join(folder, PROGRAM)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def fields_of_limits(found):
+    """A run's resource limits ({name: value}, sandbox.limits()) as the job's L fields."""
+    return ["L%s=%d" % kv for kv in found.items()]
+
+
+class Runner:
+    """A lab04_runner process: command (its program and arguments), env and cwd (its own, which
+    a lab forked from it may find in its memory: never the grader's), started at the first job
+    and again after it ended. ask() sends a job and reads the answer; stop() ends it (it never
+    outlives this process either: PR_SET_PDEATHSIG)."""
+
+    def __init__(self, command, env, cwd=None, new_session=False):
+        self.command, self.env, self.cwd, self.new_session = command, env, cwd, new_session
+        self.proc = None
+        self.busy = False  # a job sent and its answer not read whole (an exception came between)
+
+    def start(self):
+        """Starts the runner unless it runs; None, or why it could not start (one line)."""
+        if self.busy:  # what it says next is the answer to a job nobody waits for
+            self.stop()
+        if self.proc is not None and self.proc.poll() is None:
+            return None
+        self.proc = None
+        try:
+            proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, close_fds=True, env=self.env, cwd=self.cwd,
+                                    start_new_session=self.new_session)
+        except OSError as e:
+            return "the run engine (%s) could not be started: %s" % (self.command[0], e.strerror)
+        if proc.stdout.readline() != b"ready\n":
+            err = proc.stderr.read(4000).decode("utf-8", "replace").strip()
+            self._end(proc)
+            return (err.splitlines() or ["the run engine did not start"])[-1][:200]
+        self.proc = proc
+        return None
+
+    def send(self, fields):
+        """Sends one job's fields (the empty field that ends a job added); its answer must be
+        read next (ready() or ask())."""
+        self.busy = True
+        self.proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
+        self.proc.stdin.flush()
+
+    def ready(self):
+        """Reads a "ready" line (the answer to N); False when something else came."""
+        answer = self.proc.stdout.readline()
+        self.busy = False
+        return answer == b"ready\n"
+
+    def ask(self, fields):
+        """Sends one job and reads its Run (limit left None: the caller knows its limits).
+        A runner that ends during the job (OSError, ValueError or IndexError here) is
+        stopped and the error raised: whose fault that was is the caller's to say."""
+        failed = self.start()
+        if failed:
+            return not_started(failed)
+        try:
+            self.send(fields)
+            head = self.proc.stdout.readline().split()
+            out, err = self.proc.stdout.read(int(head[2])), self.proc.stdout.read(int(head[3]))
+            self.busy = False
+        except (OSError, ValueError, IndexError):
+            self.stop()
+            raise
+        ended, stopped = head[0].decode(), head[1].decode()
+        if stopped != "-":
+            return Run(None, out, err, stopped)
+        kind, _, number = ended.partition(":")
+        return Run(int(number) if kind == "exit" else -int(number), out, err, None)
+
+    @staticmethod
+    def _end(proc):
+        try:
+            os.killpg(proc.pid, 9) if proc.pid == os.getpgid(proc.pid) else proc.kill()
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            pipe.close()
+
+    def stop(self):
+        if self.proc is not None:
+            self._end(self.proc)
+            self.proc = None
+        self.busy = False

@@ -1,0 +1,20 @@
+# Included by CMakeLists.txt on Linux: the run engine (engine/run.h), the one code that starts
+# a student's lab. lab04_engine is the library the programs that run labs link (the watch, the
+# runner); lab04_runner is its program, which the checker and the class grader ask for runs
+# (checker/engine.py). Both small and plain: neither compiles a LibTorch header, so the default
+# build makes them in a second or two.
+add_library(lab04_engine STATIC ${CMAKE_CURRENT_LIST_DIR}/run.cpp)
+lab_standard(lab04_engine)
+set_target_properties(lab04_engine PROPERTIES POSITION_INDEPENDENT_CODE ON)
+target_include_directories(lab04_engine PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+add_executable(lab04_runner ${CMAKE_CURRENT_LIST_DIR}/runner.cpp)
+lab_standard(lab04_runner)
+target_link_libraries(lab04_runner PRIVATE lab04_engine ${CMAKE_DL_LIBS})
+# What the class grader reads of this build (grader/whole_class.py): it builds lab04_runner and
+# lab04_module (the lab as a module; lab04_runtime is LibTorch with its headers' inline code),
+# then compiles each student's lab with the module's own compile command, which
+# compile_commands.json holds. After cmake/watch.cmake, which makes the module.
+string(APPEND lab_paths "module_object $<TARGET_OBJECTS:${module_objects}>\n"
+       "module $<TARGET_FILE:lab04_module>\nruntime $<TARGET_FILE:lab04_runtime>\n"
+       "runner $<TARGET_FILE:lab04_runner>\n"
+       "module_link ${CMAKE_CXX_COMPILER} ${LAB_LINK_FLAG} -Wl,-Bsymbolic -shared\n")

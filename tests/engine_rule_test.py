@@ -1,0 +1,135 @@
+"""One engine runs every lab (engine/run.h): nothing else starts a student's code, sets its
+limits or reads it against its time.
+
+usage: engine_rule_test.py WORK_DIR
+
+The rule, as the code holds it:
+- Resource limits are set in two files only: the engine (engine/run.cpp) and the tests' fast
+  path (tests/fast_lab/server.cpp, whose lab takes on the limits its client already has). Read
+  from the source of every product folder and the fast path: a setrlimit() or prlimit() call
+  in C++, resource.setrlimit or a "prlimit" command word in Python, ulimit or prlimit in a
+  shell script. One exception, named with its reason: grader/deadlines.py bounds git reading a
+  student's repository, which is no lab.
+- A lab run by the checker's sandbox, and a compile of the class grader's, is a child of the
+  engine's program (lab04_runner), never of a Python process: a stand-in lab prints the name of
+  the process it was started by (LAB_SANDBOX=none: no wrapper stands between them).
+Prints OK or NOT OK for each file and run.
+"""
+import ast
+import os
+import re
+import shutil
+import sys
+
+import checklist
+import project
+
+sys.path.insert(0, os.path.join(project.ROOT, "grader"))
+import compile_sandbox  # noqa: E402
+import sandbox  # noqa: E402  (the checker's)
+
+PRODUCT = ["checker", "grader", "instructor", "engine", "watch", "cmake", "tools", os.path.join("tests", "fast_lab")]
+ALLOWED = {os.path.join("engine", "run.cpp"): "the engine",
+           os.path.join("tests", "fast_lab", "server.cpp"): "the tests' fast path, which gives its lab its client's limits"}
+NOT_A_LAB = {os.path.join("grader", "deadlines.py"): "git reading a student's repository at its deadline"}
+C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
+SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
+
+
+def without_cpp_comments(text):
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def python_limits(text):
+    """The places a Python module sets a limit: resource.setrlimit, or "prlimit" as a word of a
+    command (its docstrings and comments aside)."""
+    found = []
+    for node in ast.walk(ast.parse(re.sub(r"@\w+@", "0", text))):  # (a template's @NAME@: a value)
+        if isinstance(node, ast.Attribute) and node.attr in ("setrlimit", "prlimit"):
+            found.append("line %d: %s" % (node.lineno, node.attr))
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for item in node.elts:
+                if isinstance(item, ast.Constant) and item.value == "prlimit":
+                    found.append("line %d: a prlimit command" % node.lineno)
+    return found
+
+
+def limit_setters():
+    """{file (relative to the project): where it sets limits} for every product file that does."""
+    found = {}
+    for folder in PRODUCT:
+        for top, dirs, names in os.walk(os.path.join(project.ROOT, folder)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in names:
+                path = os.path.join(top, name)
+                relative = os.path.relpath(path, project.ROOT)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                if name.endswith((".cpp", ".h")):
+                    places = [m.group(1) for m in C_LIMIT.finditer(without_cpp_comments(text))]
+                elif name.endswith(".py") or text.startswith("#!/usr/bin/env python"):
+                    places = python_limits(text)
+                elif name.endswith(".sh") or text.startswith("#!/bin/sh") or text.startswith("#!/bin/bash"):
+                    places = [m.group(1) for m in SHELL_LIMIT.finditer(text)]
+                else:
+                    continue
+                if places:
+                    found[relative] = places
+    return found
+
+
+def parent_of_a_sandboxed_lab(work):
+    """The name of the process that started a lab run by the checker's sandbox."""
+    lab = os.path.join(work, "parent_lab.sh")
+    with open(lab, "w") as f:
+        f.write('#!/bin/sh\necho "parent: $(cat /proc/$PPID/comm)"\n')
+    os.chmod(lab, 0o755)
+    os.environ["LAB_SANDBOX"] = "none"
+    box = sandbox.Sandbox(lab)
+    try:
+        run = box.run([], 30, 1 << 16, 1 << 16)
+    finally:
+        box.close()
+    return run.out.decode(errors="replace").strip() or run.err.decode(errors="replace").strip()
+
+
+def parent_of_a_compile(work):
+    """The name of the process that started a compile of the class grader's."""
+    compiler = compile_sandbox.Compiler(("", []), "true")
+    try:
+        status, output, _ = compiler.run(["sh", "-c", 'echo "parent: $(cat /proc/$PPID/comm)"'], work)
+    finally:
+        getattr(compiler, "close", lambda: None)()  # (its engine, where it has one)
+    return output.decode(errors="replace").strip()
+
+
+def main(argv):
+    if len(argv) != 1:
+        print("engine_rule_test: usage: engine_rule_test.py WORK_DIR", file=sys.stderr)
+        return 2
+    work = argv[0]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    checks = []
+    setters = limit_setters()
+    for relative, places in sorted(setters.items()):
+        if relative in NOT_A_LAB:
+            checks.append(("%s sets limits for what is no lab (%s)" % (relative, NOT_A_LAB[relative]), True, places))
+            continue
+        checks.append(("%s sets a lab's limits: it is %s" % (relative, ALLOWED.get(relative, "not the engine")),
+                       relative in ALLOWED, places))
+    checks.append(("the engine is found setting limits (the search sees it)", "engine/run.cpp" in setters,
+                   sorted(setters)))
+    checks.append(("at most 2 files set a lab's limits", len(set(setters) - set(NOT_A_LAB)) <= 2, sorted(setters)))
+    parent = parent_of_a_sandboxed_lab(work)
+    checks.append(("a lab the checker's sandbox runs is started by the engine (lab04_runner)",
+                   parent == "parent: lab04_runner", parent))
+    parent = parent_of_a_compile(work)
+    checks.append(("a compile of the class grader's is started by the engine (lab04_runner)",
+                   parent == "parent: lab04_runner", parent))
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

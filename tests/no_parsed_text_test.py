@@ -1,0 +1,106 @@
+"""No module decides from text another module wrote: what one module tells another is a value
+(a field, a constant it exports), never its wording read back.
+
+usage: no_parsed_text_test.py
+
+Read from the source of every Python module of checker/, grader/ and instructor/: each string
+a module looks for in a text (the first argument of startswith, endswith, replace, find,
+index, partition or split; the left side of "in" or "not in" against a text) must not stand
+inside a string another of these modules writes. What a lab prints is data to read: a string
+the lesson (lab04_attention.cpp) prints, or a tool the grader runs (git, a compiler), may be
+looked for, and so may a path or a command's option (a value, not wording). Strings shorter
+than 5 characters are too common to say whose they are. SAME_WORDS names the one exception.
+Prints OK or NOT OK for each module.
+"""
+import ast
+import os
+import re
+import sys
+
+import checklist
+import project
+
+FOLDERS = ("checker", "grader", "instructor")
+SEARCHES = ("startswith", "endswith", "replace", "find", "rfind", "index", "rindex", "partition", "rpartition",
+            "split", "count")
+SHORTEST = 5
+# Strings a module may look for although another writes them too, each with the reason.
+SAME_WORDS = {("checker/compare.py", "LibTorch's fused attention disagrees"):
+              "the lab's own line (it prints \"agrees\" or \"disagrees\" into it); diagnosis.py's sentence "
+              "says the same words"}
+
+
+def modules():
+    """{path relative to the project: its syntax tree} for every product module."""
+    found = {}
+    for folder in FOLDERS:
+        for top, dirs, names in os.walk(os.path.join(project.ROOT, folder)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in names:
+                if name.endswith(".py"):
+                    path = os.path.join(top, name)
+                    with open(path, encoding="utf-8") as f:
+                        text = re.sub(r"@\w+@", "0", f.read())  # (a template's @NAME@: a value)
+                    found[os.path.relpath(path, project.ROOT)] = ast.parse(text)
+    return found
+
+
+def docstrings(tree):
+    """The docstrings of a module, its classes and functions: words for a reader, not output."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def written(tree):
+    """The strings a module writes: its string constants, docstrings aside."""
+    skip = docstrings(tree)
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip]
+
+
+def looked_for(tree):
+    """(line, string) for each string the module looks for in a text."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SEARCHES \
+                and node.args:
+            first = node.args[0]
+            wanted = first.elts if isinstance(first, ast.Tuple) else [first]  # startswith(("a", "b"))
+            found += [(node.lineno, w.value) for w in wanted if isinstance(w, ast.Constant) and isinstance(w.value, str)]
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            for op, right in zip(node.ops, node.comparators):
+                if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, (ast.Tuple, ast.List, ast.Set,
+                                                                                   ast.Dict, ast.Constant)):
+                    found.append((node.lineno, node.left.value))
+    return [(line, s) for line, s in found if len(s.strip()) >= SHORTEST]
+
+
+def main(argv):
+    if argv:
+        print("no_parsed_text_test: usage: no_parsed_text_test.py", file=sys.stderr)
+        return 2
+    trees = modules()
+    texts = {path: written(tree) for path, tree in trees.items()}
+    with open(os.path.join(project.ROOT, "lab04_attention.cpp"), encoding="utf-8") as f:
+        lesson = f.read()
+    checks = [("the search reads the product's modules", len(trees) >= 20, sorted(trees))]
+    for path, tree in sorted(trees.items()):
+        read = []
+        for line, wanted in looked_for(tree):
+            if wanted in lesson or wanted.startswith(("/", "-")) or (path, wanted) in SAME_WORDS:
+                continue  # what the lab prints: data; a path or a command's option: a value
+            writers = sorted(other for other, strings in texts.items()
+                             if other != path and any(wanted in s for s in strings))
+            if writers:
+                read.append("line %d looks for %r, which %s writes" % (line, wanted, " and ".join(writers)))
+        checks.append(("%s reads no other module's wording" % path, not read, "\n".join(read)))
+    return checklist.report(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

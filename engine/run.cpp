@@ -49,7 +49,12 @@ void close_from_3() {  // nothing of this process's is left open in the lab: no 
 
 // In the child: its descriptors, the caller's sandbox, its limits, then the lab. Never returns.
 [[noreturn]] void in_child(const Job& job, int out, int err) {
-  setsid();                          // a process group of its own: what it starts is killed with it
+  // A process group of its own, what it starts is killed with it; in a session of its own, it
+  // has no terminal to reach either.
+  if (job.own_session)
+    setsid();
+  else
+    setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives its caller
   int null = open("/dev/null", O_RDONLY);
   if (null < 0 || dup2(null, 0) < 0) _exit(kRefused);
@@ -111,6 +116,7 @@ Run run(const Job& job) {
     r.stopped = Stopped::kStart;
     return r;
   }
+  if (!job.own_session) setpgid(child, child);  // (its group exists before any kill(-child))
   if (job.started) job.started(child);
   auto kill_leftovers = [&] {
     if (job.kill_leftovers)

@@ -33,7 +33,10 @@ namespace engine {
 enum class Stopped { kNo, kTime, kSize, kStart, kCancelled };
 
 struct Job {
-  long wall_ms = 0;            // its wall-time limit; 0: none (the watch's own run)
+  long wall_ms = 0;  // its wall-time limit; 0: none (the watch's own run)
+  // A session of its own (no controlling terminal to reach); false: a process group of its own
+  // in this process's session (the watch's runs: the student's terminal and Ctrl-C reach them).
+  bool own_session = true;
   bool capture = true;         // read stdout and stderr; false: the child keeps this
                                // process's (the watch prints the lab's run as it comes)
   size_t max_out = 4 << 20;    // stdout bytes past which the run is stopped (kSize)

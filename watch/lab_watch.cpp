@@ -328,6 +328,7 @@ engine::Run run_in_child(engine::Job job, std::function<int()> lab) {
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
   };
+  job.own_session = false;   // the student's session: its terminal, its Ctrl-C
   job.lab = std::move(lab);  // _exit after it: LibTorch's state is the watch's, kept for every run
   job.wake_on = {g_signals};
   if (g_inotify >= 0) job.wake_on.push_back(g_inotify);

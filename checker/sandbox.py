@@ -348,6 +348,7 @@ class Sandbox:
         fields = ["C" + w for w in cmd] + ["H" + self.home, "T%d" % int(timeout * 1000), "O%d" % max_out,
                                            "R%d" % max_err] + engine.fields_of_limits(self.limits(timeout))
         fields += ["E%s=%s" % kv for kv in self._env(home).items()]
+        fields += ["Q%d" % self.uid] if self.mode == "user" else []  # its leftovers: that user's, at once
         try:
             run = self.engine.ask(fields)
         except (OSError, ValueError, IndexError):

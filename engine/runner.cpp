@@ -23,6 +23,8 @@
 //   L<resource>=<limit> (as, nproc, fsize, cpu, core, stack)  E<NAME=value>
 //   A<argument> (a module's, after the program's name, in order)
 //   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
+//   Q<user id> (root only) the user id a program's command becomes (setpriv): what is left of
+//     the run is every process of that user
 //   P<folder> (root only) a place any user may write (/tmp, /dev/shm, ...): the run gets an
 //     empty one of its own, a size-capped tmpfs that ends with the run (see private_places)
 //   S<bytes> the size of each of those, and of the home folder, which is then one too
@@ -70,6 +72,7 @@ struct Job {
   std::string module, home;
   std::vector<std::string> command;  // C: a program instead of a module
   long uid = -1;       // -1: run as this process's user (not root: no user of its own)
+  long runs_as = -1;   // Q: the user id its command becomes (setpriv): whose processes are its
   bool alone = false;  // K: this process has a PID namespace of its own (bubblewrap, unshare)
   std::vector<std::string> places, cgroups, hidden;  // P, G and X
   bool own_proc = false;                             // V
@@ -103,6 +106,7 @@ bool read_job(Job& job) {
       case 'C': job.command.push_back(value); break;
       case 'H': job.home = value; break;
       case 'U': job.uid = std::atol(value.c_str()); break;
+      case 'Q': job.runs_as = std::atol(value.c_str()); break;
       case 'K': job.alone = true; break;
       case 'P': job.places.push_back(value); break;
       case 'S': job.scratch_size = value; break;
@@ -302,8 +306,8 @@ bool kill_user(uid_t uid, double patience) {
 // this one (kill(-1) reaches no further than the namespace); else the lab's process group.
 // Then reaps them: this process is a subreaper, the lab's orphans end up here.
 void kill_leftovers(const Job& job, pid_t child) {
-  if (job.uid > 0) {
-    kill_user(uid_t(job.uid), 60.0);
+  if (job.uid > 0 || job.runs_as > 0) {
+    kill_user(uid_t(job.uid > 0 ? job.uid : job.runs_as), 60.0);
   } else if (job.alone) {
     kill(-1, SIGKILL);
   } else {

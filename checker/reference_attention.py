@@ -9,10 +9,12 @@ With mistake=<an entry of mistakes.py>, it computes the lab as a student would h
 that mistake: its "change" says which knob below differs from the lesson.
 """
 import math
+import threading
 
 import torch
 
 
+_ONE_AT_A_TIME = threading.Lock()  # a case seeds torch's one generator, then draws from it
 _LESSON = {}  # the lesson's tensors of each small case asked for: computed once per process
 CACHED_TOKENS = 64  # a larger case is computed again when asked (a 4096-token one is 64 MB)
 
@@ -21,13 +23,15 @@ def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None, he
     """Every tensor the lab prints for this case (the lesson's, or with mistake's change), for
     one of its heads (of_head, of heads: with several, also the heads' outputs side by side,
     "joined", and "projected" back to the embedding's size). The lesson's tensors of a small
-    case are computed once and shared: callers never change them."""
-    if mistake or tokens > CACHED_TOKENS:
-        return _attention(seed, tokens, embed, head, scale, mask, mistake, heads)[of_head]
-    key = (seed, tokens, embed, head, scale, mask, heads)
-    if key not in _LESSON:
-        _LESSON[key] = _attention(seed, tokens, embed, head, scale, mask, None, heads)
-    return _LESSON[key][of_head]
+    case are computed once and shared: callers never change them. Threads may ask at once: one
+    case is computed at a time, as two seeds and draws interleaved would give other numbers."""
+    with _ONE_AT_A_TIME:
+        if mistake or tokens > CACHED_TOKENS:
+            return _attention(seed, tokens, embed, head, scale, mask, mistake, heads)[of_head]
+        key = (seed, tokens, embed, head, scale, mask, heads)
+        if key not in _LESSON:
+            _LESSON[key] = _attention(seed, tokens, embed, head, scale, mask, None, heads)
+        return _LESSON[key][of_head]
 
 
 def _attention(seed, tokens, embed, head, scale, mask, mistake, heads=1):

@@ -1,6 +1,8 @@
 """The Python modules import one way: each imports only modules of a lower layer, so that no
 module imports one that imports it, and checker/ never imports the class grader's or the kit's
-modules (grader/, instructor/), which a starter does not carry.
+modules (grader/, instructor/), which a starter does not carry. Only a front end (the top
+layer: a command a user runs) puts a folder on sys.path; a library module imports what its
+command's front end made importable, so that a reader follows each import from the command.
 
 The layers are those of docs/maintaining.md's table ("The import layers"), read from there: a
 module of checker/, grader/ or instructor/ that the table does not place fails the test, as
@@ -43,16 +45,34 @@ def imports_of(path):
     return found
 
 
+def edits_path(path):
+    """Whether a Python file changes sys.path (a call on it, or an assignment to it)."""
+    def is_path(node):
+        return (isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name)
+                and node.value.id == "sys")
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_path(node.func.value):
+            return True
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(is_path(t) or isinstance(t, ast.Subscript) and is_path(t.value) for t in targets):
+                return True
+    return False
+
+
 def main(argv):
     if argv:
         print("import_layers_test: usage: import_layers_test.py", file=sys.stderr)
         return 2
     LAYERS = layers_of(TABLE)
-    modules = {}
+    modules, path_editors = {}, []
     for folder in FOLDERS:
         for name in sorted(os.listdir(os.path.join(project.ROOT, folder))):
             if name.endswith(".py"):
                 modules[name[:-3]] = (folder, imports_of(os.path.join(project.ROOT, folder, name)))
+                if edits_path(os.path.join(project.ROOT, folder, name)):
+                    path_editors.append(name[:-3])
+    top = max(LAYERS.values(), default=0)
     checks = [("every module of %s has a layer in %s" % (", ".join(FOLDERS), os.path.relpath(TABLE, project.ROOT)),
                set(modules) <= set(LAYERS), "not placed: %s" % sorted(set(modules) - set(LAYERS))),
               ("each module the table places is a module of the project", set(LAYERS) <= set(modules),
@@ -65,6 +85,11 @@ def main(argv):
             folder, name, LAYERS.get(name, "?"), " of checker/" if folder == "checker" else "", ", ".join(own) or "none"),
             not upward and not outward, "imports %s" % ", ".join("%s (layer %s, %s/)" % (
                 m, LAYERS.get(m, "?"), modules[m][0]) for m in upward + outward)))
+    below = ["%s/%s.py (layer %s)" % (modules[m][0], m, LAYERS.get(m, "?")) for m in path_editors
+             if LAYERS.get(m) != top]
+    checks.append(("only front ends (layer %d) change sys.path: %s" % (top, ", ".join(path_editors) or "none"),
+                   not below, "a library module changes sys.path, so its imports depend on who imported "
+                   "it first: %s; let its command's front end do it" % ", ".join(below)))
     return checklist.report(checks)
 
 

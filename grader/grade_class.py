@@ -56,8 +56,8 @@ usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...
 Each lab is graded as check_lab.py --grade grades it alone: the same cases, the same steps,
 the same points, then the checker's diagnosis. What makes a class fast: the project's build
 (--build, default build/) compiles each lab against its precompiled header as a module; each
-worker loads LibTorch once, in grader/runner.cpp, whose forked child enters the sandbox and
-then loads the student's module; the reference of each case is computed once for the class.
+worker loads LibTorch once, in the run engine's program (engine/runner.cpp), whose forked
+child enters the sandbox and then loads the student's module; the reference of each case is computed once for the class.
 Run as root, each worker's labs run as a user id of its own; otherwise each run goes through
 checker/sandbox.py's bubblewrap or namespaces, with a LibTorch start per run (slower).
 

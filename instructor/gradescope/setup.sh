@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image: it installs what
 # the lab needs to build and be graded (clang and lld, CMake and Ninja, LibTorch, OpenBLAS,
-# PyTorch for the checker's reference, util-linux's setpriv, prlimit and unshare for the
-# sandbox), from the distribution's packages; then
-# it builds the project once, with the starter's lab (the zip has no solution), and the class
-# grader's runner, so that each submission compiles only its lab.
+# PyTorch for the checker's reference, util-linux's setpriv and unshare for the sandbox),
+# from the distribution's packages; then it builds the project once, with the starter's lab
+# (the zip has no solution) and the run engine's program (lab04_runner), so that each
+# submission compiles only its lab.
 # AUTOGRADER_ROOT stands for /autograder, to try it elsewhere.
 set -euo pipefail
 root=${AUTOGRADER_ROOT:-/autograder}

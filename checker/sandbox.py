@@ -8,9 +8,9 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       minimal environment. Every process of that user is killed after each run, and the
       checker sees that none is left before it goes on. Files it left in /tmp, /var/tmp,
       /dev/shm and /run/lock, at any depth, and its System V IPC objects are removed. Where
-      root may make a mount namespace, each run has one: /proc shows only its user's
-      processes, and the project and the lab's build folder are hidden (OUT_OF_SIGHT). The
-      class grader's runs (Runner, ForkedBox) also get, where root may make namespaces, a
+      root may make a mount namespace, each run has one (and an IPC namespace): /proc shows
+      only its user's processes, and the project and the lab's build folder are hidden (the
+      run engine makes them, _out_of_sight's fields). The class grader's runs (Runner, ForkedBox) also get, where root may make namespaces, a
       private tmpfs for each of those and their home, an IPC namespace, and a cgroup per
       worker (at most one core and MEMORY for all of a student's processes).
   as a user, with bubblewrap (Debian's bubblewrap): namespaces of its own (no network, its own
@@ -111,11 +111,6 @@ def sanitizer_build():
 
 
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checker's project
-# Run as root in a mount namespace of the run's own, before the lab's user is taken: a /proc
-# that shows only that user's processes, and an empty read-only folder over each path named.
-OUT_OF_SIGHT = ('set -e; mount -t proc -o hidepid="$1" proc /proc; shift; '
-                'while [ "$1" != -- ]; do mount -t tmpfs -o size=4k,mode=755,ro lab04 "$1"; shift; done; shift; '
-                'exec "$@"')
 _root_hidepid = []
 
 
@@ -274,11 +269,8 @@ class Sandbox:
         """The command that runs the lab in this sandbox, and its home folder as the lab sees it."""
         line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
         limits = []  # set by the run engine, on the command's first process
-        if self.mode == "user":
-            return (self._out_of_sight() + limits + ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid,
-                                                     "--clear-groups", "--no-new-privs", "--inh-caps=-all",
-                                                     "--bounding-set=-all", "--"]
-                    + line_by_line + [self.lab] + args), self.home
+        if self.mode == "user":  # the engine takes the user, and makes the mounts (_out_of_sight)
+            return limits + line_by_line + [self.lab] + args, self.home
         if self.mode == "bwrap":
             inside = "/tmp/lab04"
             hide = []
@@ -306,14 +298,13 @@ class Sandbox:
         return limits + line_by_line + [self.lab] + args, self.home
 
     def _out_of_sight(self):
-        """As root, where a mount namespace can be made: the command that runs the lab with the
-        grader's processes out of its sight (/proc shows only its user's) and the project (the
-        checker, the lesson) and the lab's build folder hidden by empty folders. [] elsewhere."""
-        hidepid = root_hidepid()
-        if not hidepid:
+        """The run engine's fields for a user of its own: that user (U), and, where a mount
+        namespace can be made, the grader's processes out of the lab's sight (V: /proc shows
+        only its user's) and the project (the checker, the lesson) and the lab's build folder
+        hidden by empty folders (X)."""
+        if self.mode != "user":
             return []
-        return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", OUT_OF_SIGHT, "sh", hidepid] + \
-            self.hidden + ["--"]
+        return ["U%d" % self.uid] + (["V"] + ["X" + f for f in self.hidden] if root_hidepid() else [])
 
     def seen(self, name):
         """Where the lab sees a file of its bin folder."""
@@ -348,7 +339,7 @@ class Sandbox:
         fields = ["C" + w for w in cmd] + ["H" + self.home, "T%d" % int(timeout * 1000), "O%d" % max_out,
                                            "R%d" % max_err] + engine.fields_of_limits(self.limits(timeout))
         fields += ["E%s=%s" % kv for kv in self._env(home).items()]
-        fields += ["Q%d" % self.uid] if self.mode == "user" else []  # its leftovers: that user's, at once
+        fields += self._out_of_sight()  # its leftovers, as a user's: every process of that user
         try:
             run = self.engine.ask(fields)
         except (OSError, ValueError, IndexError):

@@ -23,16 +23,20 @@
 //   L<resource>=<limit> (as, nproc, fsize, cpu, core, stack)  E<NAME=value>
 //   A<argument> (a module's, after the program's name, in order)
 //   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
-//   Q<user id> (root only) the user id a program's command becomes (setpriv): what is left of
-//     the run is every process of that user
-//   P<folder> (root only) a place any user may write (/tmp, /dev/shm, ...): the run gets an
-//     empty one of its own, a size-capped tmpfs that ends with the run (see private_places)
+//   With U (as root), the run's mounts are its own (own_mounts, the one place a sandbox's
+//   mounts are made): each of the following fields makes a mount namespace for the run.
+//   P<folder> a place any user may write (/tmp, /dev/shm, ...): the run gets an empty one of
+//     its own, a size-capped tmpfs that ends with the run
 //   S<bytes> the size of each of those, and of the home folder, which is then one too
+//   X<path> a folder or file the lab must not see (the class's submissions, the project with
+//     its lesson): an empty one is mounted over it
+//   V a /proc that shows no other user's processes (the grader's command lines among them)
+//   I<folder> a root of its own, made at that (empty) folder: the system's programs,
+//     libraries and headers (/usr, /etc, and /bin, /sbin, /lib* as they are here), /dev's
+//     null, zero, random and urandom, an empty /tmp, a /proc, the home folder, and each B
+//     path; nothing else (a compile that reads the student's file: no lesson, no grader)
+//   B<path> (with I) a folder or file of this system shown, read-only, at the same path
 //   G<file> (root only) a cgroup's procs file: the run joins that cgroup (its CPU share)
-//   X<path> (root only, with P) a folder or file the lab must not see (the class's
-//     submissions, the project with its lesson): an empty one is mounted over it
-//   V (root only, with P) a /proc of the run's own that shows no other user's processes
-//     (the grader's command lines among them)
 //   N (alone in its job) a new student: with per-student, the runs that follow are served by a
 //     fresh child of this process, which has loaded LibTorch and read nothing of any student's
 //     (nor has it any of the grader's environment: the grader starts it with a minimal one),
@@ -72,12 +76,12 @@ struct Job {
   std::string module, home;
   std::vector<std::string> command;  // C: a program instead of a module
   long uid = -1;       // -1: run as this process's user (not root: no user of its own)
-  long runs_as = -1;   // Q: the user id its command becomes (setpriv): whose processes are its
   bool alone = false;  // K: this process has a PID namespace of its own (bubblewrap, unshare)
-  std::vector<std::string> places, cgroups, hidden;  // P, G and X
-  bool own_proc = false;                             // V
-  bool new_student = false;                          // N
-  std::string scratch_size = "64m";                  // S
+  std::vector<std::string> places, cgroups, hidden, shown;  // P, G, X and B
+  std::string root;                                         // I
+  bool own_proc = false;                                    // V
+  bool new_student = false;                                 // N
+  std::string scratch_size = "64m";                         // S
   long wall_ms = 60000;
   size_t max_out = 4 << 20, max_err = 256 << 10;
   std::vector<std::pair<int, rlim_t>> limits;
@@ -106,13 +110,14 @@ bool read_job(Job& job) {
       case 'C': job.command.push_back(value); break;
       case 'H': job.home = value; break;
       case 'U': job.uid = std::atol(value.c_str()); break;
-      case 'Q': job.runs_as = std::atol(value.c_str()); break;
       case 'K': job.alone = true; break;
       case 'P': job.places.push_back(value); break;
       case 'S': job.scratch_size = value; break;
       case 'G': job.cgroups.push_back(value); break;
       case 'X': job.hidden.push_back(value); break;
       case 'V': job.own_proc = true; break;
+      case 'I': job.root = value; break;
+      case 'B': job.shown.push_back(value); break;
       case 'N': job.new_student = true; break;
       case 'T': job.wall_ms = std::atol(value.c_str()); break;
       case 'O': job.max_out = size_t(std::atoll(value.c_str())); break;
@@ -156,16 +161,67 @@ int run_main(const std::string& module, const std::vector<std::string>& args) {
   return status;
 }
 
+// Mounts `from` (a folder or a file) at the same path under `root`, read-only unless
+// `writable`, making the folders above it (and an empty file to mount a file on).
+void show(const std::string& root, const std::string& from, bool writable) {
+  struct stat st {};
+  if (stat(from.c_str(), &st) != 0) return;  // nothing there: nothing to show
+  const std::string at = root + from;
+  for (size_t slash = at.find('/', root.size() + 1); slash != std::string::npos;
+       slash = at.find('/', slash + 1))
+    mkdir(at.substr(0, slash).c_str(), 0755);
+  if (S_ISDIR(st.st_mode)) {
+    mkdir(at.c_str(), 0755);
+  } else {
+    int made = open(at.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (made >= 0) close(made);
+  }
+  if (mount(from.c_str(), at.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
+      (!writable && mount(nullptr, at.c_str(), nullptr,
+                          MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID, nullptr) != 0))
+    engine::refuse("show the run a folder it needs");
+}
+
+// The root of its own (I): a tmpfs at job.root with only what a compile needs, then chroot.
+void new_root(const Job& job) {
+  const std::string& r = job.root;
+  if (mount("lab04", r.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755") != 0)
+    engine::refuse("make the run's root");
+  for (const char* top : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+    char target[4096];
+    ssize_t n = readlink(top, target, sizeof target - 1);
+    if (n > 0) {  // a merged /usr: the same link
+      target[n] = '\0';
+      if (symlink(target, (r + top).c_str()) != 0) engine::refuse("make the run's root");
+    } else {
+      show(r, top, false);
+    }
+  }
+  show(r, "/usr", false);
+  show(r, "/etc", false);
+  for (const char* device : {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"})
+    show(r, device, true);
+  if (mkdir((r + "/tmp").c_str(), 01777) != 0 || chmod((r + "/tmp").c_str(), 01777) != 0 ||
+      mkdir((r + "/proc").c_str(), 0555) != 0)
+    engine::refuse("make the run's root");
+  for (const std::string& path : job.shown) show(r, path, false);
+  show(r, job.home, true);
+  if (chroot(r.c_str()) != 0 || chdir("/") != 0) engine::refuse("enter the run's root");
+}
+
 // In the child, as root, before the lab's user is taken: a mount namespace and an IPC
-// namespace of the run's own. Each place any user may write gets an empty tmpfs of its own,
-// capped in size, and so does the home folder: whatever the lab writes, anywhere it may, is
-// seen by no one else and ends with the run, as do its System V and POSIX IPC objects.
-// The sandbox's folder (the home's parent, which holds the module) is kept in view.
-void private_places(const Job& job) {
+// namespace of the run's own (the one place a sandbox's mounts are made). With P, each place
+// any user may write gets an empty tmpfs of its own, capped in size, and so does the home
+// folder: whatever the lab writes, anywhere it may, is seen by no one else and ends with the
+// run, as do its System V and POSIX IPC objects; the sandbox's folder (the home's parent,
+// which holds the module) is kept in view. With X, empty folders over what it must not see;
+// with I, a root of its own; with V, a /proc that shows only its own user's processes.
+void own_mounts(const Job& job) {
   std::string folder = job.home.substr(0, job.home.rfind('/'));
   if (unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) engine::refuse("make a mount and IPC namespace");
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     engine::refuse("make the mounts private");  // nothing below reaches the grader's own view
+  if (!job.root.empty()) new_root(job);
   int kept = open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);  // in the new namespace
   if (kept < 0) engine::refuse("open the sandbox's folder");
   std::string size = "size=" + job.scratch_size;
@@ -192,10 +248,12 @@ void private_places(const Job& job) {
                                    : mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr);
     if (done != 0) engine::refuse("hide the grader's files");
   }
-  if (job.own_proc &&
-      mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") != 0 &&
-      mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") != 0)
+  const unsigned long proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  if (job.own_proc ? mount("proc", "/proc", "proc", proc_flags, "hidepid=invisible") != 0 &&
+                         mount("proc", "/proc", "proc", proc_flags, "hidepid=2") != 0
+                   : !job.root.empty() && mount("proc", "/proc", "proc", proc_flags, nullptr) != 0)
     engine::refuse("hide the other processes");
+  if (job.places.empty()) return;
   std::string home =
       size + ",mode=700,uid=" + std::to_string(job.uid) + ",gid=" + std::to_string(job.uid);
   if (mount("lab04", job.home.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, home.c_str()) != 0)
@@ -217,7 +275,9 @@ void join_cgroups(const Job& job) {
 // places and the folder of the run.
 void enter_sandbox(const Job& job) {
   if (job.uid >= 0) join_cgroups(job);
-  if (job.uid >= 0 && !job.places.empty()) private_places(job);
+  if (job.uid >= 0 &&
+      (!job.places.empty() || !job.hidden.empty() || job.own_proc || !job.root.empty()))
+    own_mounts(job);
   if (chdir(job.home.c_str()) != 0) engine::refuse("enter its folder");
 }
 
@@ -306,8 +366,8 @@ bool kill_user(uid_t uid, double patience) {
 // this one (kill(-1) reaches no further than the namespace); else the lab's process group.
 // Then reaps them: this process is a subreaper, the lab's orphans end up here.
 void kill_leftovers(const Job& job, pid_t child) {
-  if (job.uid > 0 || job.runs_as > 0) {
-    kill_user(uid_t(job.uid > 0 ? job.uid : job.runs_as), 60.0);
+  if (job.uid > 0) {
+    kill_user(uid_t(job.uid), 60.0);
   } else if (job.alone) {
     kill(-1, SIGKILL);
   } else {

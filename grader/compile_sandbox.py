@@ -36,30 +36,12 @@ ISOLATION = {
 KILLED = "was killed from outside"  # by no limit of the compile's: the system's OOM killer, an operator
 OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memory|memory exhausted")
 
-# As root, the compile runs as the sandbox's user in a root of its own (a mount namespace): the
-# system's programs, libraries and headers (/usr, /etc), the precompiled header's files, the
-# lab's own folder, an empty /tmp, /dev/null and its kin, and a /proc that shows only its own
-# processes. Nothing else is there: not the lesson, not the build's compiled lesson, not the
-# class, not the grader's files. #include or .incbin of any of them finds no file.
-COMPILE_ROOT = r"""set -e
-new=$1 work=$2 hidepid=$3 links=$4; shift 4
-mount -t tmpfs -o size=64m,mode=755 lab04-compile "$new"
-cd "$new"
-mkdir usr etc dev proc && mkdir -m 1777 tmp && touch dev/null dev/zero dev/random dev/urandom
-[ -z "$links" ] || cp -P $links "$new/"
-mount --rbind /usr usr && mount --rbind /etc etc
-for n in null zero random urandom; do mount --bind "/dev/$n" "dev/$n"; done
-mount -t proc -o hidepid="$hidepid" proc proc
-while [ "$1" != -- ]; do
-  if [ ! -e "$new$1" ]; then  # (a file in a folder kept already is there)
-    if [ -d "$1" ]; then mkdir -p "$new$1"; else mkdir -p "$new${1%/*}"; : >"$new$1"; fi
-    mount --bind "$1" "$new$1"
-  fi
-  shift
-done
-shift
-exec chroot "$new" env -C "$work" "$@"
-"""
+# As root, the compile runs as the sandbox's user in a root of its own, which the run engine
+# makes (engine/runner.cpp, fields I and B): the system's programs, libraries and headers (/usr,
+# /etc), the precompiled header's files, the lab's own folder, an empty /tmp, /dev/null and its
+# kin, and a /proc that shows only its own processes. Nothing else is there: not the lesson, not
+# the build's compiled lesson, not the class, not the grader's files. #include or .incbin of any
+# of them finds no file.
 SYSTEM_LINKS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32") if os.path.islink(d)]
 SYSTEM_FOLDERS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # where /usr is not merged
                   if os.path.isdir(d) and not os.path.islink(d)]
@@ -88,12 +70,13 @@ class Compiler:
         lab = os.path.join(work, "lab04_attention.cpp")
         with open(lab, "w", encoding="utf-8") as f:
             f.write(text)
-        both = self._isolated(work) + ["sh", "-c", " && ".join(shlex.join(step) for step in self._steps())]
+        prefix, isolation = self._isolated(work)
+        both = prefix + ["sh", "-c", " && ".join(shlex.join(step) for step in self._steps())]
         # (both steps in one sandbox: its root costs about 25 ms to make, each within the limits)
-        status, output, limit = self.run(both, work)
+        status, output, limit = self.run(both, work, isolation)
         if limit == KILLED:  # once more: a kill from outside is no limit of the student's
             time.sleep(1)
-            status, output, limit = self.run(both, work)
+            status, output, limit = self.run(both, work, isolation)
             if limit == KILLED:
                 return None, (Status.GRADER_ERROR, "the compile was killed twice by a signal none of its limits sends "
                               "(the system's out-of-memory killer, say)")
@@ -112,26 +95,21 @@ class Compiler:
 
     def _isolated(self, work):
         """What the compile's command runs under: the compiler reads the student's file, so as
-        root it runs as the student's user id, in a root of its own; without root, in
-        bubblewrap's."""
+        root it runs as the student's user id, in a root of its own (the run engine's fields);
+        without root, in bubblewrap's: (prefix of the command, fields of the job)."""
         if self.isolation == "bwrap":
-            return bwrap_root(work, self.command[1])
+            return bwrap_root(work, self.command[1]), []
         if self.isolation != "user":
-            return []
-        lab = os.path.join(work, "lab04_attention.cpp")
+            return [], []
         os.chown(work, self.uid, self.uid)
-        os.chown(lab, self.uid, self.uid)
-        prefix = ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.uid, "--clear-groups", "--no-new-privs",
-                  "--"]
-        if not self.own_proc:
-            return prefix
+        os.chown(os.path.join(work, "lab04_attention.cpp"), self.uid, self.uid)
+        if not self.own_proc:  # no mount namespace here: the user alone
+            return [], ["U%d" % self.uid]
         new = os.path.join(os.path.dirname(work), "root")
         os.mkdir(new, 0o755)
-        return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", COMPILE_ROOT, "sh", new, work,
-                self.own_proc, " ".join(SYSTEM_LINKS)] + SYSTEM_FOLDERS + compile_needs(self.command[1]) + \
-            [work, "--"] + prefix
+        return [], ["U%d" % self.uid, "I" + new, "V"] + ["B" + p for p in compile_needs(self.command[1])]
 
-    def run(self, command, work):
+    def run(self, command, work, isolation=()):
         """Runs the compile through the run engine: (exit status, its messages, None) or, when
         it broke a limit, (status, messages, what it did). Its messages are read as they come,
         up to OUTPUT bytes: past that, or past its time, it is stopped."""
@@ -142,13 +120,11 @@ class Compiler:
         fields = ["C" + w for w in [shutil.which(command[0]) or command[0]] + command[1:]]
         fields += ["H" + work, "T%d" % (self.timeout * 1000), "O%d" % OUTPUT, "R%d" % OUTPUT]
         fields += engine.fields_of_limits({"as": MEMORY, "cpu": CPU, "fsize": FILE, "core": 0})
-        fields += ["E%s=%s" % kv for kv in env.items()]
+        fields += ["E%s=%s" % kv for kv in env.items()] + list(isolation)
         try:
             run = self.engine.ask(fields)
         except (OSError, ValueError, IndexError):
             run = engine.not_started("the run engine ended during the compile")
-        if self.isolation == "user":  # what it started as the sandbox's user, anywhere
-            sandbox_users.kill_user(self.uid, self.engine.command[0])
         output, status = run.out[:OUTPUT] + run.err[:OUTPUT], run.status
         if run.stopped == engine.Stopped.TIME:
             return status, output, "took longer than %d s" % self.timeout

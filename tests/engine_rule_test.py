@@ -10,6 +10,11 @@ The rule, as the code holds it:
   in C++, resource.setrlimit or a "prlimit" command word in Python, ulimit or prlimit in a
   shell script. One exception, named with its reason: grader/deadlines.py bounds git reading a
   student's repository, which is no lab.
+- The mounts a sandbox gives a lab (a /proc of its own, empty folders over the grader's, a root
+  of its own for a compile) are made by the engine: mount() is called in engine/runner.cpp
+  alone, and one shell script mounts, the sandbox's without root or bubblewrap (util-linux's
+  unshare, checker/sandbox.py), where the engine has no right to. Read as above: a mount() call
+  in C++, a string of Python that runs "mount -..." in a shell, a mount line of a shell script.
 - A lab run by the checker's sandbox, and a compile of the class grader's, is a child of the
   engine's program (lab04_runner), never of a Python process: a stand-in lab prints the name of
   the process it was started by (LAB_SANDBOX=none: no wrapper stands between them).
@@ -34,6 +39,11 @@ ALLOWED = {os.path.join("engine", "run.cpp"): "the engine",
 NOT_A_LAB = {os.path.join("grader", "deadlines.py"): "git reading a student's repository at its deadline"}
 C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
 SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
+MOUNTERS = {os.path.join("engine", "runner.cpp"): "the engine",
+            os.path.join("checker", "sandbox.py"): "the sandbox without root or bubblewrap: one script"}
+C_MOUNT = re.compile(r"\bmount\s*\(")
+SCRIPT_MOUNT = re.compile(r"\bmount\s+-")
+SHELL_MOUNT = re.compile(r"^[^#]*\bmount\b", re.M)
 
 
 def without_cpp_comments(text):
@@ -55,8 +65,22 @@ def python_limits(text):
     return found
 
 
-def limit_setters():
-    """{file (relative to the project): where it sets limits} for every product file that does."""
+def python_mount_scripts(text):
+    """The lines of a Python module where a string holds a shell script that mounts."""
+    tree = ast.parse(re.sub(r"@\w+@", "0", text))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return ["line %d: a script that mounts" % node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SCRIPT_MOUNT.search(node.value)
+            and id(node) not in docstrings]
+
+
+def limit_setters(mounts=False):
+    """{file (relative to the project): where it sets limits} for every product file that does;
+    with mounts, where it mounts (a mount() call, a script)."""
+    c_rule, shell_rule, python_rule = (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
+        (C_LIMIT, SHELL_LIMIT, python_limits)
     found = {}
     for folder in PRODUCT:
         for top, dirs, names in os.walk(os.path.join(project.ROOT, folder)):
@@ -67,11 +91,11 @@ def limit_setters():
                 with open(path, encoding="utf-8", errors="replace") as f:
                     text = f.read()
                 if name.endswith((".cpp", ".h")):
-                    places = [m.group(1) for m in C_LIMIT.finditer(without_cpp_comments(text))]
+                    places = [m.group(0) for m in c_rule.finditer(without_cpp_comments(text))]
                 elif name.endswith(".py") or text.startswith("#!/usr/bin/env python"):
-                    places = python_limits(text)
+                    places = python_rule(text)
                 elif name.endswith(".sh") or text.startswith("#!/bin/sh") or text.startswith("#!/bin/bash"):
-                    places = [m.group(1) for m in SHELL_LIMIT.finditer(text)]
+                    places = [m.group(0).strip() for m in shell_rule.finditer(text)]
                 else:
                     continue
                 if places:
@@ -122,6 +146,12 @@ def main(argv):
     checks.append(("the engine is found setting limits (the search sees it)", "engine/run.cpp" in setters,
                    sorted(setters)))
     checks.append(("at most 2 files set a lab's limits", len(set(setters) - set(NOT_A_LAB)) <= 2, sorted(setters)))
+    mounters = limit_setters(mounts=True)
+    for relative, places in sorted(mounters.items()):
+        checks.append(("%s mounts for a lab: it is %s" % (relative, MOUNTERS.get(relative, "not the engine")),
+                       relative in MOUNTERS and (relative.endswith(".cpp") or len(places) == 1), places))
+    checks.append(("the engine is found mounting (the search sees it)", "engine/runner.cpp" in mounters,
+                   sorted(mounters)))
     parent = parent_of_a_sandboxed_lab(work)
     checks.append(("a lab the checker's sandbox runs is started by the engine (lab04_runner)",
                    parent == "parent: lab04_runner", parent))

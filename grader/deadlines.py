@@ -347,12 +347,12 @@ def submission_tags(repo):
 
 
 def mark(row, student, deadline, penalty, graded):
-    """Fills a gradebook row's late and commit columns for student, and takes the penalty
+    """Fills a gradebook row's (a row.Row's) late and commit columns for student, and takes the penalty
     from its score when the lab was graded (graded): a repository read at the deadline is on
     time (its later commits are said, not graded); Canvas's _late counts as one day;
     Gradescope's :created_at: is compared with the deadline."""
     shot, said, taken, source = student.snapshot, "", 0.0, None
-    row["commit"] = shot.commit_text() if shot is not None else ""
+    row.commit = shot.commit_text() if shot is not None else ""
     if shot is not None:
         source = shot.source if shot.commit or shot.later else None
         what = "submission" if shot.source == SUBMIT_TAG else "commit"
@@ -368,29 +368,29 @@ def mark(row, student, deadline, penalty, graded):
             said += "%s%d submit/ tag%s not of the form Classroom 50's workflow writes, not counted (%s)" % (
                 "; " if said else "", len(shot.ignored), "s" * (len(shot.ignored) > 1), ", ".join(shot.ignored[:3]))
     elif student.marked_late:
-        said, taken = lateness(DAY, penalty, row["max_score"], known=False)
+        said, taken = lateness(DAY, penalty, row.max_score, known=False)
         source = LMS_MARK
     elif student.submitted is not None and deadline is not None:
         when = submitted_time(student.submitted)
         if when is None:
             said = "not known: the time of submission %r cannot be read" % str(student.submitted)[:40]
         else:
-            said, taken = lateness((when - deadline).total_seconds(), penalty, row["max_score"])
+            said, taken = lateness((when - deadline).total_seconds(), penalty, row.max_score)
             said, source = said or "on time", UPLOAD_TIME
     elif deadline is not None and shot is None and not student.unreadable:
         said = "not known: no history or time of submission"
     if source and said and SOURCE_WORDS[source]:
         said += " (%s)" % SOURCE_WORDS[source]
-    row["time_source"] = source
+    row.time_source = source
     if not graded:
         taken = 0.0
     if taken:
-        row["score"] = max(0.0, row["score"] - taken)
-    notes = ["Graded: commit %s, the last at or before the deadline." % row["commit"]] if row["commit"] else []
-    notes += ["Late: %s%s." % (said, "; your score is %g" % row["score"] if taken else "")] if said else []
+        row.score = max(0.0, row.score - taken)
+    notes = ["Graded: commit %s, the last at or before the deadline." % row.commit] if row.commit else []
+    notes += ["Late: %s%s." % (said, "; your score is %g" % row.score if taken else "")] if said else []
     if notes:
-        row["feedback"] = row["feedback"] + [""] + notes
-    row["late"] = said
+        row.feedback = row.feedback + [""] + notes
+    row.late = said
 
 
 def submitted_time(value):

@@ -101,7 +101,7 @@ def look_alike(args, rows):
             if s.problem() is None:
                 earlier.append(("%s (%s)" % (s.label, os.path.basename(os.path.normpath(folder))),
                                 similarity.own_code(s.text, args["template"])))
-    labs = [(gradebook.name_of(r), [tuple(x) for x in r["own_code"]]) for r in rows if r.get("own_code")]
+    labs = [(r.name, [tuple(x) for x in r.own_code]) for r in rows if r.own_code]
     return similarity.look_alike(labs, earlier)
 
 
@@ -113,7 +113,7 @@ def grade(args):
     if args["shard"] == (1, 1):
         meta["similarity"] = look_alike(args, rows)
     written = gradebook.write(args["grades"], rows, meta, args["exports"])
-    if args["gradescope"] and rows[0]["status"] != Status.GRADER_ERROR:
+    if args["gradescope"] and rows[0].status != Status.GRADER_ERROR:
         gradebook.gradescope_results(rows[0], args["points"], args["gradescope"], meta)
     return written
 

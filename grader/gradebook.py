@@ -22,7 +22,8 @@ import cases
 import files
 import deadlines
 import similarity
-from status import NOT_GRADED, Status
+from row import Row
+from status import Status
 from mistakes import MISTAKES
 
 COLUMNS = ["student", "id", "score", "max_score"] + ["STEP %d" % n for n in cases.STEP_NUMBERS] + [
@@ -64,7 +65,7 @@ def cell(text):
 def name_of(r):
     """How the gradebook names a row's student: the name, with the identifier where another
     student has the same name."""
-    return r.get("label") or r["student"]
+    return r.name
 
 
 def file_name(student):
@@ -76,15 +77,15 @@ def csv_text(rows):
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([cell(r["student"]), cell(r.get("id", "")), fmt(r["score"]), fmt(r["max_score"])]
-                   + [fmt(p) for p in r["steps"]] + [r["status"], cell(r.get("late", "")), cell(r.get("commit", "")),
-                                                     cell(r["diagnosis"])])
+        w.writerow([cell(r.student), cell(r.id), fmt(r.score), fmt(r.max_score)]
+                   + [fmt(p) for p in r.steps] + [r.status, cell(r.late), cell(r.commit),
+                                                     cell(r.diagnosis)])
     return out.getvalue()
 
 
 def feedback_text(r):
-    head = ["Lab 04 (self-attention): %s" % name_of(r), "score: %s/%s (%s)" % (fmt(r["score"]), fmt(r["max_score"]), r["status"]), ""]
-    return plain("\n".join(head + r["feedback"]), keep="\n\t") + "\n"
+    head = ["Lab 04 (self-attention): %s" % name_of(r), "score: %s/%s (%s)" % (fmt(r.score), fmt(r.max_score), r.status), ""]
+    return plain("\n".join(head + r.feedback), keep="\n\t") + "\n"
 
 
 def mistake_names(mistake):
@@ -95,14 +96,14 @@ def mistake_names(mistake):
 def summary_text(rows, points, meta=None):
     total = sum(points)
     n = len(rows)
-    graded = [r for r in rows if r["status"] not in NOT_GRADED]
+    graded = [r for r in rows if r.graded]
     lines = ["# Lab 04: what the class did", ""]
     counts = {}
     for r in rows:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
+        counts[r.status] = counts.get(r.status, 0) + 1
     lines.append("%d students%s." % (n, ": " + ", ".join("%d %s" % (c, s) for s, c in sorted(
         counts.items(), key=lambda kv: (-kv[1], kv[0]))) if counts else " (this shard has none)"))
-    scores = sorted((r["score"] for r in rows), reverse=True)
+    scores = sorted((r.score for r in rows), reverse=True)
     if scores:
         mid = scores[len(scores) // 2] if len(scores) % 2 else (scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2
         lines.append("Mean score %.2f/%s, median %s/%s (every student counts; no lab scores 0)."
@@ -111,13 +112,13 @@ def summary_text(rows, points, meta=None):
         lines.append(cases_line(meta))
     if meta and (meta.get("deadline") or meta.get("late_penalty", "none") != "none"):
         lines.append("Deadline: %s; late penalty: %s." % (meta.get("deadline") or "none given", meta.get("late_penalty")))
-    dated = [r for r in rows if r.get("time_source") == deadlines.COMMIT_DATE]
+    dated = [r for r in rows if r.time_source == deadlines.COMMIT_DATE]
     if dated:
         lines.append("Times: %d of the repositories are timed by their commit dates alone, which students set "
                      "themselves (git commit --date, GIT_COMMITTER_DATE): the late column says so. Classroom 50's "
                      "submission tags, Gradescope's upload times and Canvas's late mark are times they cannot set."
                      % len(dated))
-    lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r["isolation"] for r in rows if r.get("isolation")})]
+    lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r.isolation for r in rows if r.isolation})]
     lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]
     distribution = {}
     for s in scores:
@@ -127,12 +128,12 @@ def summary_text(rows, points, meta=None):
     lines += ["", "## Each step: the share of students who got it right", "",
               "Of the %d students whose lab was graded (not counting no lab, or a file that is not one):" % len(graded), ""]
     for step in cases.STEP_NUMBERS:
-        right = sum(1 for r in graded if points[step - 1] == 0 or r["steps"][step - 1] == points[step - 1])
+        right = sum(1 for r in graded if points[step - 1] == 0 or r.steps[step - 1] == points[step - 1])
         share = 100.0 * right / len(graded) if graded else 0.0
         lines.append("- STEP %d, %s: %d of %d (%.0f%%)" % (step, cases.STEP_NAMES[step], right, len(graded), share))
     made = {}
     for r in rows:
-        for mid, _ in mistake_names(r.get("mistake")):
+        for mid, _ in mistake_names(r.mistake):
             made.setdefault(mid, []).append(md(name_of(r)))
     lines += ["", "## Known mistakes, by the number of students who made them", ""]
     if not made:
@@ -140,27 +141,27 @@ def summary_text(rows, points, meta=None):
     for mid, who in sorted(made.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append("- %s: %d student%s (%s) [%s]" % (NAMES.get(mid, mid), len(who), "" if len(who) == 1 else "s",
                                                        ", ".join(sorted(who)), mid))
-    unexplained = [r for r in graded if r["score"] < r["max_score"] and not r.get("mistake") and r["status"] == Status.GRADED
-                   and not r.get("blank")]
-    blanks = [r for r in graded if r.get("blank")]
+    unexplained = [r for r in graded if r.score < r.max_score and not r.mistake and r.status == Status.GRADED
+                   and not r.blank]
+    blanks = [r for r in graded if r.blank]
     if blanks:
         lines += ["", "## Labs with a STEP not written yet", ""] + [
-            "- %s (%s/%s): STEP %d" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["blank"]) for r in blanks]
+            "- %s (%s/%s): STEP %d" % (md(name_of(r)), fmt(r.score), fmt(r.max_score), r.blank) for r in blanks]
     lines += ["", "## Labs no known mistake explains", ""]
     if not unexplained:
         lines.append("None.")
     for r in unexplained:
-        lines.append("- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["status"],
-                                               md(r["diagnosis"]) or "no diagnosis"))
-        lines += ["  - " + md(s) for s in r.get("same_tensor", [])]
-    late = [r for r in rows if r.get("late")]
+        lines.append("- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r.score), fmt(r.max_score), r.status,
+                                               md(r.diagnosis) or "no diagnosis"))
+        lines += ["  - " + md(s) for s in r.same_tensor]
+    late = [r for r in rows if r.late]
     if late:
         lines += ["", "## Late, and commits after the deadline", ""] + [
-            "- %s: %s" % (md(name_of(r)), md(r["late"])) for r in late]
+            "- %s: %s" % (md(name_of(r)), md(r.late)) for r in late]
     groups = {}
     for r in unexplained:
-        if r.get("wrong_numbers"):
-            groups.setdefault(r["wrong_numbers"]["key"], []).append(r)
+        if r.wrong_numbers:
+            groups.setdefault(r.wrong_numbers["key"], []).append(r)
     groups = [g for g in groups.values() if len(g) > 1]
     if groups:
         lines += ["", "## Labs that printed the same wrong numbers", "",
@@ -168,17 +169,17 @@ def summary_text(rows, points, meta=None):
                   "STEP named on, in every case it got wrong: a hint to look at them side by side (the same slip, "
                   "a shared source), never a verdict.", ""]
         for g in sorted(groups, key=lambda g: (-len(g), name_of(g[0]))):
-            w = g[0]["wrong_numbers"]
+            w = g[0].wrong_numbers
             lines.append("- STEP %s (%s): %s" % (w["step"], w["name"], ", ".join(sorted(md(name_of(r)) for r in g))))
     lines += similarity_lines(meta.get("similarity") if meta else None, meta)
-    stopped = [r for r in graded if r["status"] != Status.GRADED]
+    stopped = [r for r in graded if r.status != Status.GRADED]
     if stopped:
         lines += ["", "## Labs that did not run to the end", ""] + [
-            "- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r["score"]), fmt(r["max_score"]), r["status"], md(r["diagnosis"]))
+            "- %s (%s/%s, %s): %s" % (md(name_of(r)), fmt(r.score), fmt(r.max_score), r.status, md(r.diagnosis))
             for r in stopped]
     others = [r for r in rows if r not in graded]
     if others:
-        lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (md(name_of(r)), r["status"], md(r["diagnosis"]))
+        lines += ["", "## Not graded", ""] + ["- %s: %s (%s)" % (md(name_of(r)), r.status, md(r.diagnosis))
                                               for r in others]
     return "\n".join(plain(line, keep="") for line in lines) + "\n"
 
@@ -233,12 +234,11 @@ def gradescope_results(row, points, path, meta=None):
     """Gradescope's results.json for one row: a test per STEP (its score, its points, its line
     of the report), the total, and the row's feedback as the output (escaped as the feedback
     files are). A lab that was not graded, or did not compile, scores 0 with the reason."""
-    lines = {n: plain(line) for n, line in enumerate(row.get("step_lines") or [], 1)}
+    lines = {n: plain(line) for n, line in enumerate(row.step_lines or [], 1)}
     tests = [{"name": "STEP %d: %s" % (n, cases.STEP_NAMES[n]), "number": str(n),
-              "score": float(row["steps"][n - 1]), "max_score": float(points[n - 1]),
-              "output": lines.get(n, "not graded: %s" % row["status"])} for n in cases.STEP_NUMBERS]
-    data = {"score": float(row["score"]), "output": feedback_text(row) + ("\n" + plain(row["isolation"]) if row.get(
-        "isolation") else "") + ("\n" + cases_line(meta) if meta else ""), "stdout_visibility": "visible", "tests": tests}
+              "score": float(row.steps[n - 1]), "max_score": float(points[n - 1]),
+              "output": lines.get(n, "not graded: %s" % row.status)} for n in cases.STEP_NUMBERS]
+    data = {"score": float(row.score), "output": feedback_text(row) + ("\n" + plain(row.isolation) if row.isolation else "") + ("\n" + cases_line(meta) if meta else ""), "stdout_visibility": "visible", "tests": tests}
     if meta:  # the draw of cases, to grade this submission again alike (check_lab.py --grade --draw SEED)
         data["extra_data"] = {"draw": meta.get("draw"), "cases": meta.get("cases")}
     with files.written(path) as f:
@@ -247,13 +247,12 @@ def gradescope_results(row, points, path, meta=None):
 
 def export_lines(folder, export, rows):
     """Writes the LMS's import file (lms.py) for the class's rows; returns what the summary says."""
-    keyed = [dict(r, id=r.get("id", ""), graded=r["status"] not in NOT_GRADED) for r in rows]
-    matched, unmatched, why = export.match([(r["student"], r["id"]) for r in keyed])
-    text, column, no_email = export.filled(keyed, matched, rows[0]["max_score"] if rows else 0)
+    matched, unmatched, why = export.match([r.key for r in rows])
+    text, column, no_email = export.filled(rows, matched, rows[0].max_score if rows else 0)
     name = "%s-import.csv" % export.kind.lower()
     files.write_text(os.path.join(folder, name), text, newline="")
-    placed = [r for r in keyed if (r["student"], r["id"]) in matched]
-    left = [r for r in placed if not r["graded"]]
+    placed = [r for r in rows if r.key in matched]
+    left = [r for r in placed if not r.graded]
     lines = ["", "## %s's gradebook" % export.kind, "",
              "%s is %s with the column %r filled in for %d of the %d students: import it as it is (%s)." % (
                  name, os.path.basename(export.path) if export.kind == "Canvas" else "Moodle's import file",
@@ -264,14 +263,14 @@ def export_lines(folder, export, rows):
         lines.append("Matched, but %s's export has no email address for them, so left out: %s." % (
             export.kind, ", ".join(md(name_of(r)) for r in no_email)))
     if left:
-        lines.append("Not graded, so left out: %s." % ", ".join("%s (%s)" % (md(name_of(r)), r["status"]) for r in left))
-    unsure = [r for r in keyed if (r["student"], r["id"]) in why]
+        lines.append("Not graded, so left out: %s." % ", ".join("%s (%s)" % (md(name_of(r)), r.status) for r in left))
+    unsure = [r for r in rows if r.key in why]
     if unsure:  # matched no one rather than maybe the wrong one: the instructor enters these
         lines.append("Matched no one, because more than one student could be theirs (enter these by hand): %s." % (
-            "; ".join("%s: %s" % (md(name_of(r)), md(why[(r["student"], r["id"])])) for r in unsure)))
+            "; ".join("%s: %s" % (md(name_of(r)), md(why[r.key])) for r in unsure)))
     lines.append("In the class, not in %s's export: %s." % (
-        export.kind, ", ".join(md(name_of(r)) for r in keyed if (r["student"], r["id"]) not in matched
-                               and (r["student"], r["id"]) not in why) or "none"))
+        export.kind, ", ".join(md(name_of(r)) for r in rows if r.key not in matched and r.key not in why)
+        or "none"))
     lines.append("In %s's export, not in the class: %s." % (export.kind, ", ".join(md(n) for n in unmatched) or "none"))
     return lines
 
@@ -279,7 +278,7 @@ def export_lines(folder, export, rows):
 def write(folder, rows, meta, exports=()):
     """Writes every file; returns the summary and the number of rows that are "grader error"
     (the grader's own fault: the gradebook is incomplete)."""
-    rows = sorted(rows, key=lambda r: (r["student"], r.get("id", "")))
+    rows = sorted(rows, key=lambda r: r.key)
     os.makedirs(os.path.join(folder, "feedback"), exist_ok=True)
     taken = set()
     for r in rows:
@@ -294,8 +293,16 @@ def write(folder, rows, meta, exports=()):
         summary += "\n".join(plain(line, keep="") for line in export_lines(folder, export, rows)) + "\n"
     files.write_text(os.path.join(folder, "summary.md"), summary)
     with files.written(os.path.join(folder, "class.json")) as f:
-        json.dump(dict(meta, rows=rows), f, indent=1)
-    return summary, sum(1 for r in rows if r["status"] == Status.GRADER_ERROR)
+        json.dump(dict(meta, rows=[r.to_json() for r in rows]), f, indent=1)
+    return summary, sum(1 for r in rows if r.status == Status.GRADER_ERROR)
+
+
+def row_of(shard, data):
+    """The Row a shard's class.json holds, or Mismatch."""
+    try:
+        return Row.from_json(data)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        raise Mismatch("%s's class.json holds a row this grader cannot read: grade that shard again" % shard)
 
 
 def merge(folder, shards, exports=(), look_alike=None):
@@ -324,7 +331,7 @@ def merge(folder, shards, exports=(), look_alike=None):
         if shard in seen:
             raise Mismatch("%s and %s are both shard %s: each shard once" % (seen[shard], s, shard))
         seen[shard] = s
-        rows += p["rows"]
+        rows += [(s, r) for r in p["rows"]]
     n = int(first.get("shard", "1/1").split("/")[1])
     if any(int(k.split("/")[1]) != n for k in seen):
         raise Mismatch("the shards were cut in different numbers (%s): merge the N shards of one --shard I/N"
@@ -332,6 +339,7 @@ def merge(folder, shards, exports=(), look_alike=None):
     missing = ["%d/%d" % (i, n) for i in range(1, n + 1) if "%d/%d" % (i, n) not in seen]
     if missing:
         raise Mismatch("shard %s is missing: merge all %d shards" % (", ".join(missing), n))
+    rows = [row_of(s, r) for s, r in rows]
     names = [name_of(r) for r in rows]
     twice = sorted({x for x in names if names.count(x) > 1})
     if twice:

@@ -202,7 +202,7 @@ class Canvas(Export):
 
     def filled(self, rows, matched, max_score):
         """The export with the lab's column filled for the gradebook's rows that were graded
-        (each row: student, id, score, graded): (text, the column's name, rows left out)."""
+        (row.py's Rows): (text, the column's name, rows left out)."""
         out = [list(r) + [""] * (len(self.header) - len(r)) for r in self.rows]
         column = self.column
         if column is None:
@@ -219,9 +219,9 @@ class Canvas(Export):
                 r[column] = "%g" % max_score
         scale = possible / max_score if possible and max_score else 1.0
         for r in rows:
-            i = matched.get((r["student"], r["id"]))
-            if i is not None and r["graded"]:
-                out[i][column] = "%g" % round(r["score"] * scale, 2)
+            i = matched.get(r.key)
+            if i is not None and r.graded:
+                out[i][column] = "%g" % round(r.score * scale, 2)
         return self.text(out), out[0][column], []
 
 
@@ -253,12 +253,12 @@ class Moodle(Export):
         want of one)."""
         out, no_email = [[self.IDENTIFIER, LAB_COLUMN]], []
         for r in rows:
-            i = matched.get((r["student"], r["id"]))
+            i = matched.get(r.key)
             email = cell(self.rows[i], self.where["Email address"]) if i is not None else ""
-            if i is not None and r["graded"] and not email:
+            if i is not None and r.graded and not email:
                 no_email.append(r)
-            elif email and r["graded"]:
-                out.append([email, "%g" % round(100.0 * r["score"] / max_score if max_score else 0.0, 2)])
+            elif email and r.graded:
+                out.append([email, "%g" % round(100.0 * r.score / max_score if max_score else 0.0, 2)])
         return self.text(out), LAB_COLUMN, no_email
 
 

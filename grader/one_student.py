@@ -23,6 +23,7 @@ import runner_client
 import sandbox
 import sandbox_users
 import similarity
+from row import Row
 from status import Status
 import verdict
 from mistakes import MISTAKES
@@ -114,22 +115,19 @@ def grader_error(worker, student, points, why):
 
 
 def new_row(worker, student, points, **fields):
-    """A row of the gradebook (gradebook.py), no points earned yet."""
-    row = {"student": student.name, "id": student.id, "label": student.label, "score": 0.0,
-           "max_score": sum(points), "steps": [0.0] * cases.STEPS, "right": [False] * cases.STEPS, "status": "",
-           "diagnosis": "", "mistake": None, "feedback": [], "compile_isolation": worker.compiler.isolation}
-    row.update(fields)
-    return row
+    """A row of the gradebook (row.py), no points earned yet."""
+    return Row(student=student.name, id=student.id, label=student.label, max_score=sum(points),
+               compile_isolation=worker.compiler.isolation, **fields)
 
 
 def grade_one(worker, student, points, timeout, texts, template=frozenset()):
     row = new_row(worker, student, points)
     problem = student.problem()
     if problem:
-        row["status"], row["diagnosis"] = problem
-        row["feedback"] = ["Not graded: %s." % problem[1]]
+        row.status, row.diagnosis = problem
+        row.feedback = ["Not graded: %s." % problem[1]]
         return row
-    row["own_code"] = similarity.own_code(student.text, template)  # what the summary compares
+    row.own_code = similarity.own_code(student.text, template)  # what the summary compares
     # The staged lab: a folder only the grader and this student's sandbox user can enter, in one
     # that others may cross but not list (and, as root, the compile's root beside it).
     top = tempfile.mkdtemp(prefix="lab04-class-")
@@ -139,14 +137,14 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
     clock = time.monotonic()
     try:
         module, failed = worker.compiler.compile(student.text, work)
-        row["seconds"] = {"compile": time.monotonic() - clock}
+        row.seconds = {"compile": time.monotonic() - clock}
         if module is None:
             return compile_failed(worker, student, points, row, failed)
         if worker.runner:
             box = runner_client.ForkedBox(worker.runner, module, hidden=[student.folder, ROOT] + worker.hidden)
         else:
             box = runner_client.ServedBox(worker.paths["runner"], module, worker.paths["runtime"])
-        row["isolation"] = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation) + "; " + \
+        row.isolation = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation) + "; " + \
             compile_sandbox.ISOLATION[worker.compiler.isolation]
         clock = time.monotonic()
         try:
@@ -154,10 +152,10 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
                                                  texts)
         finally:
             box.close()
-        row["seconds"]["grade"] = time.monotonic() - clock
+        row.seconds["grade"] = time.monotonic() - clock
         clock = time.monotonic()
         judge(worker, row, results, not_run, points)
-        row["seconds"]["diagnosis"] = time.monotonic() - clock
+        row.seconds["diagnosis"] = time.monotonic() - clock
         return row
     finally:
         sandbox_users.remove_tree(top)
@@ -176,8 +174,8 @@ def compile_failed(worker, student, points, row, failed):
         return grader_error(worker, student, points, "the compile failed, and not on the lab's code: %s"
                             % (lines[0] if lines else "no message")[:300])
     first = next((l for l in lines if "error" in l), lines[0] if lines else "no message")
-    row["status"], row["diagnosis"] = status, first[:300]
-    row["feedback"] = ["Your lab did not compile. The compiler said:", ""] + lines[:COMPILER_LINES] + (
+    row.status, row.diagnosis = status, first[:300]
+    row.feedback = ["Your lab did not compile. The compiler said:", ""] + lines[:COMPILER_LINES] + (
         ["... (%d more lines)" % (len(lines) - COMPILER_LINES)] if len(lines) > COMPILER_LINES else [])
     return row
 
@@ -188,24 +186,23 @@ def judge(worker, row, results, not_run, points):
     score, total, grades, parts, report = verdict.grade_lines(results, not_run, points)
     problems = [line for line in map(verdict.problem_line, results) if line]
     steps = range(1, cases.STEPS + 1)
-    row["score"], row["steps"] = score, [points[n - 1] if grades[n] is None else 0.0 for n in steps]
-    row["status"] = status_of(results)
-    row["step_lines"] = [parts[n] for n in steps]
-    row["right"] = [grades[n] is None for n in steps]
+    row.score, row.steps = score, [points[n - 1] if grades[n] is None else 0.0 for n in steps]
+    row.status = status_of(results)
+    row.step_lines = [parts[n] for n in steps]
+    row.right = [grades[n] is None for n in steps]
     lines = []
-    if row["status"] != Status.GRADED:  # it did not run to the end: what happened is the diagnosis
-        row["diagnosis"] = problems[0]
+    if row.status != Status.GRADED:  # it did not run to the end: what happened is the diagnosis
+        row.diagnosis = problems[0]
     elif any(compare.blank_step(r["out"]) for r in results):
-        row["blank"] = min(b for b in (compare.blank_step(r["out"]) for r in results) if b)
-        row["diagnosis"] = "STEP %d is not written yet (the starter's TODO)" % row["blank"]
+        row.blank = min(b for b in (compare.blank_step(r["out"]) for r in results) if b)
+        row.diagnosis = "STEP %d is not written yet (the starter's TODO)" % row.blank
     elif not all(r["ok"] for r in results):
         found = diagnosis.diagnose(results, MISTAKES, worker.explainer)
-        lines, row["mistake"] = found.lines, found.mistake
-        row["same_tensor"], row["diagnosis"] = found.same_tensor, found.said
-        if not row["mistake"]:
-            row["wrong_numbers"] = wrong_numbers(results)
-    row.setdefault("same_tensor", [])
-    row["feedback"] = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
+        lines, row.mistake = found.lines, found.mistake
+        row.same_tensor, row.diagnosis = found.same_tensor, found.said
+        if not row.mistake:
+            row.wrong_numbers = wrong_numbers(results)
+    row.feedback = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
         problems + report + ([""] + lines if lines else [])
 
 

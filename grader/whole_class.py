@@ -20,7 +20,7 @@ import gradebook
 import one_student
 import reference_attention
 import submissions
-from status import NOT_GRADED, Status
+from status import Status
 from command_line import Usage
 
 ROOT = one_student.ROOT
@@ -90,8 +90,7 @@ def grade(args, students):
     seconds = time.monotonic() - started
     by_key = {(s.name, s.id): s for s in mine}
     for row in rows:
-        deadlines.mark(row, by_key[(row["student"], row["id"])], args["deadline"], args["penalty"],
-                       graded=row["status"] not in NOT_GRADED)
+        deadlines.mark(row, by_key[row.key], args["deadline"], args["penalty"], graded=row.graded)
     if tty:
         sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
                          "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
@@ -117,11 +116,11 @@ def preflight(pool, args, full=True):
     lesson = submissions.Student("the lesson", [one_student.LESSON], "pre-flight")
     row = pool.apply(one_student.grade_student, ((lesson, args["points"], args["timeout"], args["cases"],
                                                   frozenset()),))
-    if row["status"] != Status.GRADED or (full and row["score"] != row["max_score"]):
+    if row.status != Status.GRADED or (full and row.score != row.max_score):
         raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path on the class's cases (%s: %s), "
                     "so no student's grade could be trusted; nothing was graded" % (
-                        one_student.LESSON, gradebook.fmt(row["score"]),
-                        gradebook.fmt(row["max_score"]), row["status"], " ".join(row["diagnosis"].split())[:300]))
+                        one_student.LESSON, gradebook.fmt(row.score),
+                        gradebook.fmt(row.max_score), row.status, " ".join(row.diagnosis.split())[:300]))
 
 
 # --- the build, once per class ------------------------------------------------------------

@@ -31,11 +31,14 @@ def snapshot(folder):
                   for t, _, fs in os.walk(folder) for f in fs)
 
 
-def shard(folder, i, n, points, students, draw=None):
-    """A shard's GRADES folder as --shard writes it (class.json is what --merge reads)."""
+def shard(folder, i, n, points, students, draw=None, broken=None):
+    """A shard's GRADES folder as --shard writes it (class.json is what --merge reads); broken:
+    a change to its first row that no grader writes."""
     os.makedirs(folder)
     rows = [{"student": s, "score": 1.0, "max_score": 7.0, "steps": [1.0] + [0.0] * 6, "status": "graded",
              "diagnosis": "", "mistake": None, "feedback": []} for s in students[i - 1::n]]
+    rows[0].update(broken or {})
+    rows[0] = {k: v for k, v in rows[0].items() if v is not ...}
     with open(os.path.join(folder, "class.json"), "w") as f:
         json.dump({"cases": ["3,4,6,6"], "points": points, "shard": "%d/%d" % (i, n), "class": students,
                    "rows": rows, "draw": draw}, f)
@@ -70,6 +73,8 @@ def main(argv):
     shard(j("s1_of_3"), 1, 3, one, students)
     shard(j("s1_draw_1"), 1, 2, one, students, draw=1)
     shard(j("s2_draw_2"), 2, 2, one, students, draw=2)
+    shard(j("s2_unknown_status"), 2, 2, one, students, broken={"status": "passed with honours"})
+    shard(j("s2_no_student"), 2, 2, one, students, broken={"student": ...})
     exports = {
         "canvas_no_section.csv": "Student,ID,SIS User ID,SIS Login ID,Lab 03 (1)\nA,1,a,alice,3\n",
         "canvas_no_id.csv": "Student,SIS Login ID,Section\nA,alice,S\n",
@@ -109,6 +114,10 @@ def main(argv):
         ("merge: a shard missing", ["--merge", new, j("s1")], "shard 2/2 is missing"),
         ("merge: shards cut in other numbers", ["--merge", new, j("s1"), j("s1_of_3")], "different numbers"),
         ("merge: a folder that is no shard", ["--merge", new, j("s1"), j("empty")], "no class.json"),
+        ("merge: a row whose status is none of the grader's", ["--merge", new, j("s1"), j("s2_unknown_status")],
+         "holds a row this grader cannot read"),
+        ("merge: a row with no student", ["--merge", new, j("s1"), j("s2_no_student")],
+         "holds a row this grader cannot read"),
         ("--deadline without a zone", ["--deadline", "2026-12-01T23:59", cls, new], "has no zone"),
         ("--deadline as a date alone", ["--deadline", "2026-12-01", cls, new], "has no zone"),
         ("--deadline in words", ["--deadline", "next friday", cls, new], "--deadline takes an ISO 8601 time"),

@@ -173,7 +173,7 @@ def compile_failed(worker, student, points, row, failed):
     if not compile_sandbox.students_own(status, errors) and not worker.compiler.control_compiles(LESSON):
         return grader_error(worker, student, points, "the compile failed, and not on the lab's code: %s"
                             % (lines[0] if lines else "no message")[:300])
-    first = next((l for l in lines if "error" in l), lines[0] if lines else "no message")
+    first = next((l for l in lines if "error" in l.lower()), lines[0] if lines else "no message")  # (as: "Error")
     row.status, row.diagnosis = status, first[:300]
     row.feedback = ["Your lab did not compile. The compiler said:", ""] + lines[:COMPILER_LINES] + (
         ["... (%d more lines)" % (len(lines) - COMPILER_LINES)] if len(lines) > COMPILER_LINES else [])

@@ -23,6 +23,7 @@ own (skipped, exit 77, elsewhere: a chroot whose / is closed cannot hide anythin
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -240,6 +241,16 @@ def through_the_checker(root, cases, lesson_line, work):
     return checks
 
 
+def compiles_with_clang(build):
+    """Whether the build's C++ compiler (CMAKE_CXX_COMPILER in its cache) is clang."""
+    with open(os.path.join(build, "CMakeCache.txt"), errors="replace") as f:
+        found = re.search(r"^CMAKE_CXX_COMPILER:\w+=(.*)$", f.read(), re.M)
+    if not found:
+        return False
+    version = subprocess.run([found.group(1).strip(), "--version"], capture_output=True, text=True)
+    return "clang" in version.stdout.lower()
+
+
 def main(argv):
     if len(argv) != 2:
         print("first_byte_test: usage: first_byte_test.py BUILD WORK_DIR", file=sys.stderr)
@@ -279,6 +290,9 @@ def main(argv):
     cases = {k: v for k, v in attacks(root, secret, solution).items() if not only or k in only.split(",")}
     ours = {k: v for k, v in attacks(root, secret, os.path.join(project.ROOT, "lab04_attention.cpp")).items()
             if k in cases}
+    if "crashes_the_compiler" in ours and not compiles_with_clang(build):  # the class compiles with the build's
+        files, _, compile_only = ours["crashes_the_compiler"]  # compiler: g++ ignores clang's pragma, and the
+        ours["crashes_the_compiler"] = (files, 5, compile_only)  # lab is the honest one (Gradescope's is clang)
     sys.path.insert(0, os.path.join(project.ROOT, "grader"))
     import compile_sandbox
     bound = compile_sandbox.TIMEOUT + 60  # a compile's bound, and a minute for the rest

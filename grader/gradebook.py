@@ -7,10 +7,13 @@
                                  (the one graded, with --deadline), diagnosis
   GRADES/feedback/<student>.txt  what that student should read (<student> (<id>) where two
                                  students share a name)
-  GRADES/summary.md              what the class did (also printed)
+  GRADES/summary.md              what the class did (also printed), the picture first
+  GRADES/class.png               the class at a glance (class_picture.py): the spread of
+                                 scores, each STEP right, wrong or not reached
   GRADES/class.json              every row, the cases, the points and the class: what --merge
                                  checks and joins
-and, for Gradescope (grade_class.py --gradescope), its results.json for the one submission.
+and, for Gradescope (grade_class.py --gradescope) and PrairieLearn (--prairielearn), its
+results.json for the one submission.
 """
 import csv
 import io
@@ -19,6 +22,7 @@ import os
 import re
 
 import cases
+import class_picture
 import files
 import deadlines
 import similarity
@@ -93,11 +97,44 @@ def mistake_names(mistake):
     return [(m, NAMES.get(m, m)) for m in mistake.split("+")] if mistake else []
 
 
-def summary_text(rows, points, meta=None):
+def score_counts(rows):
+    """{score: the number of students with it}, every row counted (no lab scores 0)."""
+    counts = {}
+    for r in rows:
+        counts[r.score] = counts.get(r.score, 0) + 1
+    return counts
+
+
+def step_counts(rows, points):
+    """For each STEP, over the rows whose lab was graded: (step, right, wrong, not reached).
+    Right: its points earned (a STEP worth 0 is right for all); not reached: the lab never
+    got to it (Row.reached)."""
+    graded = [r for r in rows if r.graded]
+    counts = []
+    for step in cases.STEP_NUMBERS:
+        right = sum(1 for r in graded if points[step - 1] == 0 or r.steps[step - 1] == points[step - 1])
+        missed = sum(1 for r in graded if not (points[step - 1] == 0 or r.steps[step - 1] == points[step - 1])
+                     and not r.reached[step - 1])
+        counts.append((step, right, len(graded) - right - missed, missed))
+    return counts
+
+
+def summary_text(rows, points, meta=None, picture=None, picture_missing=None):
+    """summary.md; picture, the class's picture's file name (shown first, with what it shows
+    in words), or picture_missing, why there is none."""
     total = sum(points)
     n = len(rows)
     graded = [r for r in rows if r.graded]
     lines = ["# Lab 04: what the class did", ""]
+    steps = step_counts(rows, points)
+    if picture:  # first, described in words (its numbers are the sections below, in text)
+        worst = max(steps, key=lambda s: (s[2] + s[3], -s[0]))
+        lines += ["![The class at a glance: %d students' scores from %s to %s of %s; the STEP most got wrong or did "
+                  "not reach is STEP %d, %d of %d graded labs. The numbers are in the sections Scores and Each "
+                  "step below.](%s)" % (n, fmt(min(r.score for r in rows)), fmt(max(r.score for r in rows)),
+                                        fmt(total), worst[0], worst[2] + worst[3], len(graded), picture), ""]
+    elif picture_missing:
+        lines += ["(%s: the numbers are in the sections Scores and Each step below.)" % picture_missing, ""]
     counts = {}
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -119,18 +156,19 @@ def summary_text(rows, points, meta=None):
                      "submission tags, Gradescope's upload times and Canvas's late mark are times they cannot set."
                      % len(dated))
     lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r.isolation for r in rows if r.isolation})]
+    distribution = score_counts(rows)
     lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]
-    distribution = {}
-    for s in scores:
-        distribution[s] = distribution.get(s, 0) + 1
-    for s in sorted(distribution, reverse=True):
-        lines.append("| %s/%s | %d | %s |" % (fmt(s), fmt(total), distribution[s], "#" * distribution[s]))
-    lines += ["", "## Each step: the share of students who got it right", "",
-              "Of the %d students whose lab was graded (not counting no lab, or a file that is not one):" % len(graded), ""]
-    for step in cases.STEP_NUMBERS:
-        right = sum(1 for r in graded if points[step - 1] == 0 or r.steps[step - 1] == points[step - 1])
+    most = max(distribution.values(), default=0)
+    for s in sorted(distribution, reverse=True):  # a bar of # per student, at most 50 wide
+        bar = distribution[s] if most <= 50 else max(1, round(distribution[s] * 50 / most))
+        lines.append("| %s/%s | %d | %s |" % (fmt(s), fmt(total), distribution[s], "#" * bar))
+    lines += ["", "## Each step: right, wrong, or not reached", "",
+              "Of the %d students whose lab was graded (not counting no lab, or a file that is not one); not "
+              "reached: the lab stopped before the STEP, left it blank, or did not compile:" % len(graded), ""]
+    for step, right, wrong, missed in steps:
         share = 100.0 * right / len(graded) if graded else 0.0
-        lines.append("- STEP %d, %s: %d of %d (%.0f%%)" % (step, cases.STEP_NAMES[step], right, len(graded), share))
+        lines.append("- STEP %d, %s: %d of %d right (%.0f%%), %d wrong, %d not reached"
+                     % (step, cases.STEP_NAMES[step], right, len(graded), share, wrong, missed))
     made = {}
     for r in rows:
         for mid, _ in mistake_names(r.mistake):
@@ -245,6 +283,36 @@ def gradescope_results(row, points, path, meta=None):
         json.dump(data, f, indent=2)
 
 
+PRAIRIELEARN_LIMIT = 1 << 20  # bytes: PrairieLearn reads no larger results.json
+
+
+def prairielearn_results(row, points, path, meta=None):
+    """PrairieLearn's results.json for one row, by its external grader's rules (strict JSON
+    in UTF-8, no NaN, at most 1 MiB; a score from 0 to 1, which it never clamps). A lab that
+    was graded, whatever it scored (a compile's 0 too): the score as points over the lab's,
+    a test per STEP with its line of the report, the feedback as the output. A submission with
+    no lab, or a file that is not one: "gradable": false with the reason in format_errors,
+    which costs the student no attempt."""
+    if not row.graded:
+        data = {"gradable": False, "format_errors": [plain(row.diagnosis or row.status, keep="")],
+                "message": "Not graded (%s): submit one file, lab04_attention.cpp. This cost you no attempt." % row.status}
+    else:
+        lines = {n: plain(line, keep="") for n, line in enumerate(row.step_lines or [], 1)}
+        data = {"gradable": True, "score": row.score / row.max_score if row.max_score else 0.0,
+                "message": "score: %s/%s (%s)" % (fmt(row.score), fmt(row.max_score), row.status),
+                "output": feedback_text(row) + ("\n" + plain(row.isolation) if row.isolation else "")
+                + ("\n" + cases_line(meta) if meta else ""),
+                "tests": [{"name": "STEP %d" % n, "description": cases.STEP_NAMES[n], "points": float(row.steps[n - 1]),
+                           "max_points": float(points[n - 1]), "message": lines.get(n, "not graded: %s" % row.status),
+                           "output": ""} for n in cases.STEP_NUMBERS]}
+    text = json.dumps(data, ensure_ascii=True, allow_nan=False, indent=1)
+    if len(text) > PRAIRIELEARN_LIMIT:  # the output alone can grow: cut it to fit, and say so
+        over = len(text) - PRAIRIELEARN_LIMIT + 200
+        data["output"] = data["output"][:max(0, len(data["output"]) - over)] + "\n... (cut: PrairieLearn reads 1 MB)"
+        text = json.dumps(data, ensure_ascii=True, allow_nan=False, indent=1)
+    files.write_text(path, text + "\n")
+
+
 def export_lines(folder, export, rows):
     """Writes the LMS's import file (lms.py) for the class's rows; returns what the summary says."""
     matched, unmatched, why = export.match([r.key for r in rows])
@@ -288,7 +356,9 @@ def write(folder, rows, meta, exports=()):
         taken.add(name)
         files.write_text(os.path.join(folder, "feedback", name + ".txt"), feedback_text(r))
     files.write_text(os.path.join(folder, "grades.csv"), csv_text(rows), newline="")
-    summary = summary_text(rows, meta["points"], meta)
+    picture = class_picture.draw(folder, score_counts(rows), sum(meta["points"]),
+                                 [("STEP %d" % s, *n) for s, *n in step_counts(rows, meta["points"])]) if rows else None
+    summary = summary_text(rows, meta["points"], meta, picture, class_picture.available())
     for export in exports:
         summary += "\n".join(plain(line, keep="") for line in export_lines(folder, export, rows)) + "\n"
     files.write_text(os.path.join(folder, "summary.md"), summary)

@@ -204,6 +204,16 @@ def judge(worker, row, results, not_run, points):
             row.wrong_numbers = wrong_numbers(results)
     row.feedback = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
         problems + report + ([""] + lines if lines else [])
+    row.reached = reached_steps(results, row.right, row.blank)
+
+
+def reached_steps(results, right, blank):
+    """Each STEP: whether the lab got to it in some case (it printed one of the step's tensors,
+    or for the last STEP the one before it), and not past a starter's blank."""
+    printed = {int(step) for r in results for step, name, _ in cases.TENSORS
+               if (r.get("parsed") or {}).get(name) is not None}
+    return [(right[n - 1] or n in printed or (n == cases.STEPS and n - 1 in printed)) and not (blank and n >= blank)
+            for n in cases.STEP_NUMBERS]
 
 
 def wrong_numbers(results):

@@ -22,6 +22,7 @@ class Row:
     score: float = 0.0  # less a late penalty
     steps: list = dataclasses.field(default_factory=lambda: [0.0] * cases.STEPS)  # each STEP's points
     right: list = dataclasses.field(default_factory=lambda: [False] * cases.STEPS)  # each STEP judged right
+    reached: list = dataclasses.field(default_factory=lambda: [False] * cases.STEPS)  # each STEP got to
     status: str = ""  # a Status
     diagnosis: str = ""  # one line: the known mistake, what stopped the lab, or why it was not graded
     mistake: Optional[str] = None  # the known mistakes' ids ("a" or "a+b"), or None

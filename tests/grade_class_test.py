@@ -22,7 +22,6 @@ Skipped, with the reason, where the grader refuses the build (as root, a build o
 that other users cannot enter: it compiles each lab as a user of its own there).
 """
 import csv
-import filecmp
 import json
 import os
 import re
@@ -86,12 +85,17 @@ def mistake_counts(summary):
     return {m.group(2): int(m.group(1)) for m in re.finditer(r": (\d+) students? \(.*\) \[([\w+]+)\]$", summary, re.M)}
 
 
-def same_folders(a, b):
-    diff = filecmp.dircmp(a, b, ignore=["class.json"])
-    problems = diff.left_only + diff.right_only + diff.diff_files
-    for sub in diff.common_dirs:
-        problems += [sub + "/" + p for p in same_folders(os.path.join(a, sub), os.path.join(b, sub))]
-    return problems
+def picture_shown(grades, summary):
+    """Whether GRADES/class.png is a PNG of some size and the summary shows it before its first
+    section, with words for what it shows."""
+    try:
+        with open(os.path.join(grades, "class.png"), "rb") as f:
+            head = f.read(24)
+    except OSError:
+        return False
+    first = summary.split("\n## ")[0]
+    return head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") >= 400 and re.search(
+        r"^!\[The class at a glance: \d+ students' scores from .+\]\(class\.png\)$", first, re.M) is not None
 
 
 def main(argv):
@@ -154,6 +158,22 @@ def main(argv):
             summary = f.read()
         checks.append(("%s: the summary counts each known mistake as often as the class made it" % shape,
                        mistake_counts(summary) == expected, (mistake_counts(summary), expected)))
+        checks.append(("%s: the picture of the class is a PNG, shown first in the summary, described in words" % shape,
+                       picture_shown(grades, summary), summary[:600]))
+        not_graded = {"no lab", "more than one lab", "empty file", "not a text file", "file too large"}
+        graded = [n for n, e in manifest.items() if e["status"] not in not_graded]
+        told = {int(m.group(1)): tuple(map(int, m.group(2, 3, 4, 5))) for m in re.finditer(
+            r"^- STEP (\d), [^:]*: (\d+) of (\d+) right \(\d+%\), (\d+) wrong, (\d+) not reached$", summary, re.M)}
+        step_counts = {}
+        for k in range(1, 8):  # right: its point earned; never reached: a lab that did not compile, at least
+            right = sum(1 for n in graded if float(rows[n]["STEP %d" % k]) == 1)
+            unbuilt = sum(1 for n in graded if manifest[n]["status"] == "did not compile")
+            got = told.get(k, (None,) * 4)
+            step_counts[k] = (right, len(graded), got[2], got[3]) if got[2] is not None and got[3] >= unbuilt and \
+                got[2] + got[3] == len(graded) - right else "%d right of %d, %d or more not reached" % (
+                    right, len(graded), unbuilt)
+        checks.append(("%s: each STEP's right, wrong and not reached add up to the graded labs" % shape,
+                       told == step_counts, (told, step_counts)))
         with open(os.path.join(grades, "class.json")) as f:
             kept = {r["student"]: r for r in json.load(f)["rows"]}
         odd = sorted({r["status"] for r in kept.values()} - {s.value for s in Status})
@@ -241,7 +261,7 @@ def main(argv):
     done = grade_class("--merge", merged, *shards)
     checks.append(("three shards merge", done.returncode == 0, done.stderr))
     if done.returncode == 0:
-        problems = same_folders(merged, results["folders"])
+        problems = checklist.differing_files(merged, results["folders"])
         checks.append(("the merged shards equal the unsharded run: grades.csv, summary.md, every feedback file",
                        not problems, problems))
     return checklist.report(checks)

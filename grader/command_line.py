@@ -109,10 +109,12 @@ def _column(value):
     return value
 
 
-def _results(value):
-    if not value or not os.path.isdir(os.path.dirname(os.path.abspath(value))):
-        raise Usage("--gradescope takes the results.json to write, in a folder that exists")
-    return os.path.abspath(value)
+def _results(platform):
+    def path(value):
+        if not value or not os.path.isdir(os.path.dirname(os.path.abspath(value))):
+            raise Usage("--%s takes the results.json to write, in a folder that exists" % platform)
+        return os.path.abspath(value)
+    return path
 
 
 def _parser():
@@ -137,9 +139,11 @@ def _parser():
     option("--moodle-gradebook", type=_export("moodle", "Moodle's grade export wrote (Grades, Export, Plain text "
                                                         "file)"), dest="moodle")
     option("--canvas-column", type=_column, dest="canvas_column")
-    option("--gradescope", type=_results, dest="gradescope")
+    option("--gradescope", type=_results("gradescope"), dest="gradescope")
+    option("--prairielearn", type=_results("prairielearn"), dest="prairielearn")
     parser.add_argument("--merge", action="store_true", dest="merge")
     parser.add_argument("--no-similarity", action="store_false", dest="similarity")
+    parser.add_argument("--prebuilt", action="store_true", dest="prebuilt")
     parser.add_argument("rest", nargs="*")
     return parser
 
@@ -158,6 +162,11 @@ def parse_args(argv):
     if args["exports"] and args["shard"] != (1, 1):
         raise Usage("--canvas-gradebook and --moodle-gradebook fill the whole class's column: give them to --merge, "
                     "not to a --shard")
+    if args["gradescope"] and args["prairielearn"]:
+        raise Usage("--gradescope or --prairielearn: one submission is graded for one of them")
+    args["one"] = "gradescope" if args["gradescope"] else "prairielearn" if args["prairielearn"] else None
+    if args["one"] and (args["shard"] != (1, 1) or args["exports"] or args["merge"]):
+        raise Usage("--%s grades one submission: no --shard, --merge or LMS gradebook with it" % args["one"])
     if args["canvas"]:
         args["canvas"].choose_column(args["canvas_column"])
     if not args["similarity"] and (args["similar_to"] or args["templates"]):

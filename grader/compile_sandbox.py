@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 
@@ -24,6 +25,28 @@ CPU = TIMEOUT
 MEMORY = sandbox.MEMORY  # bytes of address space: no more than a run's (the lesson's compile: 0.2 GB)
 FILE = 256 << 20  # bytes: the largest file it writes (the module: about 1 MB)
 OUTPUT = 1 << 20  # bytes of compiler messages read; more stops the compile (its limit)
+
+
+def unconfigured(build):
+    """Why build is not a configured build of the project (one line), or None."""
+    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        return ("no configured build at %s: run the README's build first (cmake --preset default), or name one "
+                "with --build" % build)
+    return None
+
+
+def build_grader(build):
+    """Builds what the class's compiles and runs need in the build at build (the run engine
+    and the lesson's module, with its precompiled header); None, or what is wrong in one line."""
+    if unconfigured(build):
+        return unconfigured(build)
+    made = subprocess.run(["cmake", "--build", build, "--target", "lab04_runner", "lab04_module"],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if made.returncode != 0:
+        return "the build at %s could not build the grader's runner: %s" % (
+            build, (made.stdout.strip().splitlines() or ["no output"])[-1][:200])
+    return None
+
 
 # How a compile is isolated, as a row's "compile_isolation" says it, and in words.
 ISOLATION = {

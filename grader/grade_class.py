@@ -3,10 +3,11 @@
 class got wrong.
 
 usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...,P7] [--timeout S]
-                      [--build DIR] [--hide PATH ...] [--deadline TIME] [--late-penalty RULE]
+                      [--build DIR [--prebuilt]] [--hide PATH ...] [--deadline TIME] [--late-penalty RULE]
                       [--no-similarity | --similar-to FOLDER ... --template FILE ...]
                       [--canvas-gradebook EXPORT.csv [--canvas-column NAME]]
-                      [--moodle-gradebook EXPORT.csv] [--gradescope RESULTS] SUBMISSIONS GRADES
+                      [--moodle-gradebook EXPORT.csv] [--gradescope RESULTS | --prairielearn RESULTS]
+                      SUBMISSIONS GRADES
        grade_class.py --merge [--canvas-gradebook EXPORT.csv] [--moodle-gradebook EXPORT.csv]
                       [--no-similarity | --similar-to FOLDER ...] GRADES SHARD_GRADES ...
   SUBMISSIONS  the class: a folder per student, Canvas's files, or Gradescope's export
@@ -23,6 +24,9 @@ usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...
                cases. --draw public grades on the public cases, which every student's checker
                knows (a lab that prints their answers would score full marks)
   --points, --timeout   as check_lab.py --grade
+  --build DIR  the project's build (default build/), which the grader builds first (its run
+               engine and the lesson's module); --prebuilt: it is built already, build nothing
+               (grade_on_slurm.py builds it once before its tasks, which share its folder)
   --hide PATH  a folder or file no lab's run may see (the class's folder and the project are
                hidden always); may be given more than once
   --deadline TIME  ISO 8601 with its zone (2026-12-01T23:59:00-05:00): a cloned repository is
@@ -52,6 +56,10 @@ usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...
                grade it as one student and also write Gradescope's results.json to RESULTS
                (instructor/gradescope/run_autograder does); its pre-flight asks only that the
                project's lab04_attention.cpp (the starter's, there) compiles and runs to the end
+  --prairielearn RESULTS  the same for PrairieLearn's external grader: SUBMISSIONS is its
+               /grade/student, RESULTS its results.json (instructor/prairielearn/run_grader
+               does); a submission without the lab, or with more than one, or a file that is
+               not one, is "gradable": false there, which costs the student no attempt
 
 Each lab is graded as check_lab.py --grade grades it alone: the same cases, the same steps,
 the same points, then the checker's diagnosis. What makes a class fast: the project's build
@@ -115,6 +123,8 @@ def grade(args):
     written = gradebook.write(args["grades"], rows, meta, args["exports"])
     if args["gradescope"] and rows[0].status != Status.GRADER_ERROR:
         gradebook.gradescope_results(rows[0], args["points"], args["gradescope"], meta)
+    if args["prairielearn"] and rows[0].status != Status.GRADER_ERROR:
+        gradebook.prairielearn_results(rows[0], args["points"], args["prairielearn"], meta)
     return written
 
 

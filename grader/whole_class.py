@@ -9,7 +9,6 @@ import json
 import multiprocessing
 import os
 import shlex
-import subprocess
 import sys
 import time
 
@@ -29,7 +28,7 @@ ROOT = one_student.ROOT
 def the_class(args):
     """The students to grade: the class in SUBMISSIONS, or with --gradescope the one submission."""
     folder = args["submissions"]
-    if not args["gradescope"]:
+    if not args["one"]:
         students = submissions.find_students(folder)
         for s in students if args["deadline"] else ():  # a cloned repository, as it was at the deadline
             if s.own and deadlines.is_repository(s.own):
@@ -39,9 +38,13 @@ def the_class(args):
                     s.unreadable = str(e)
         return students
     if not os.path.isdir(folder):
-        raise Usage("no folder %r: with --gradescope, SUBMISSIONS is the submission's folder" % folder)
+        raise Usage("no folder %r: with --%s, SUBMISSIONS is the submission's folder" % (folder, args["one"]))
     labs, too_large = submissions.search(folder)
-    student = submissions.Student("the submission", labs[:1], "Gradescope submission", folder=folder, own=folder)
+    # Gradescope's submission is graded on its first lab; PrairieLearn's is refused with more
+    # than one (not gradable: no attempt lost), since the student can see and fix it at once.
+    student = submissions.Student("the submission", labs[:1] if args["one"] == "gradescope" else labs,
+                                  {"gradescope": "Gradescope submission", "prairielearn": "PrairieLearn submission"}
+                                  [args["one"]], folder=folder, own=folder)
     student.too_large = too_large
     return [student]
 
@@ -56,8 +59,10 @@ def grade(args, students):
     if tty:
         sys.stderr.write("grade_class: %d students; building the grader (once: the runner and LibTorch's "
                          "inline code)...\n" % len(mine))
+    if compile_sandbox.unconfigured(args["build"]):
+        raise Usage(compile_sandbox.unconfigured(args["build"]))
     refuse_closed_folders(args["build"])
-    paths, compile_command, build_time = prepare(args["build"])
+    paths, compile_command, build_time = prepare(args["build"], args["prebuilt"])
     # The references, once for the class: computed here, the workers inherit them. On one
     # thread: LibTorch 2.6 and later leave a forked child waiting forever on the thread pool of
     # a parent that ran an operation on several (seen on Debian 13 and testing); the workers
@@ -74,7 +79,7 @@ def grade(args, students):
     context = multiprocessing.get_context("fork")
     with context.Pool(min(args["jobs"], max(len(jobs), 1)), one_student.start_worker,
                       (paths, compile_command, args["hide"])) as pool:
-        preflight(pool, args, full=not args["gradescope"])
+        preflight(pool, args, full=not args["one"])
         progress(0, len(jobs), started, tty)
         results = pool.imap_unordered(one_student.grade_student, jobs)
         # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
@@ -125,18 +130,18 @@ def preflight(pool, args, full=True):
 
 # --- the build, once per class ------------------------------------------------------------
 
-def prepare(build):
-    """Builds the runner and what it loads, and reads how to compile and link a lab as a
-    module. Returns (paths, compile command as (directory, words), seconds it took)."""
+def prepare(build, prebuilt=False):
+    """Builds the runner and what it loads (unless prebuilt: built once for every task of a
+    job array, grade_on_slurm.py), and reads how to compile and link a lab as a module.
+    Returns (paths, compile command as (directory, words), seconds it took)."""
     started = time.monotonic()
-    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
-        raise Usage("no configured build at %s: run the README's build first (cmake --preset default), or "
-                    "name one with --build" % build)
-    made = subprocess.run(["cmake", "--build", build, "--target", "lab04_runner", "lab04_module"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if made.returncode != 0:
-        raise Usage("the build at %s could not build the grader's runner: %s" % (
-            build, (made.stdout.strip().splitlines() or ["no output"])[-1][:200]))
+    if not prebuilt:
+        problem = compile_sandbox.build_grader(build)
+        if problem:
+            raise Usage(problem)
+    elif not os.path.isfile(os.path.join(build, "lab04_paths.txt")):
+        raise Usage("--prebuilt: the build at %s is not built (no lab04_paths.txt): build it first, or leave "
+                    "--prebuilt out" % build)
     paths = {}
     with open(os.path.join(build, "lab04_paths.txt")) as f:
         for line in f:

@@ -2,7 +2,7 @@
 """make_starter.py: writes the starter repository that students get, made from the lesson.
 
 usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE]
-                       [--lab-only | --autograder | --classroom50 [--grade-unisolated]] OUT
+                       [--lab-only | --autograder | --classroom50 [--grade-unisolated] | --prairielearn] OUT
 
   --blank STEPS  the STEPs the student writes, such as 2,3,4,5,6 (default 3,4,5,6: the
                  attention itself; STEP 1 and 2 draw the random numbers in the order the
@@ -20,6 +20,10 @@ usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE]
                  runtime.json (the assignment's runtime: the packages to install) and a
                  README.md saying how; Classroom 50's points are whole numbers, so --points
                  must be (a fraction is refused, exit 2, rather than rounded)
+  --prairielearn  write what a PrairieLearn course needs, into the folder OUT: question/ (an
+                 externally graded question: info.json, question.html with a file editor
+                 started from the starter's lab, tests/points) and image/ (the grader's
+                 Dockerfile and the project it builds), and a README.md saying how
   --grade-unisolated  with --classroom50: grade on a runner where a student's compile and run
                  cannot be isolated (not root, no sudo without a password, no user namespaces
                  for bubblewrap), saying so in the release; without it such a runner grades
@@ -345,6 +349,39 @@ def write_classroom50(out, files, points, install, unisolated=False):
     return 0
 
 
+PRAIRIELEARN_IMAGE = "YOUR_DOCKERHUB_NAME/lab04-attention-grader"  # the README says to name it
+PRAIRIELEARN_TIMEOUT = 60  # seconds of a job: six times the lesson's job at 0.9 CPU (tests/prairielearn_test.py)
+PRAIRIELEARN_ENTRYPOINT = "/opt/lab04/instructor/prairielearn/run_grader"
+
+
+def write_prairielearn(out, files, points, blanks, install):
+    """A PrairieLearn course's part of this lab: the question (externally graded, a file editor
+    started from the starter's lab) and the grader's image (its Dockerfile and the project it
+    builds, with the starter's lab: never the solution), and how to set them up."""
+    import json
+    import uuid
+    packages = install.split("--no-install-recommends", 1)[1].split("&&", 1)[0].split()
+    shown = ",".join(cases.fmt(p) for p in points)
+    info = {"uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, "lab04-attention/prairielearn")),  # the same each time
+            "title": "Lab 04: self-attention in C++ with LibTorch", "topic": "Self-attention", "tags": ["lab04", "c++"],
+            "type": "v3", "singleVariant": True, "gradingMethod": "External",
+            "externalGradingOptions": {"enabled": True, "image": PRAIRIELEARN_IMAGE,
+                                       "entrypoint": PRAIRIELEARN_ENTRYPOINT, "timeout": PRAIRIELEARN_TIMEOUT}}
+    question = {"info.json": json.dumps(info, indent=2) + "\n",
+                "question.html": fill("prairielearn_question.html", STEPS=", ".join(map(str, blanks)), POINTS=shown),
+                "lab04_attention.cpp": files["lab04_attention.cpp"], "tests/points": shown + "\n"}
+    write_tree(os.path.join(out, "question"), [], question)
+    project = copied() + grader_files() + ["instructor/prairielearn/run_grader"]
+    write_tree(os.path.join(out, "image", "lab04"), project, {"lab04_attention.cpp": files["lab04_attention.cpp"],
+                                                             "tests/CMakeLists.txt": files["tests/CMakeLists.txt"]})
+    write_text(os.path.join(out, "image", "Dockerfile"), fill("prairielearn_Dockerfile", PACKAGES=" ".join(packages)))
+    write_text(os.path.join(out, "README.md"), fill("prairielearn_README.md", POINTS=shown, IMAGE=PRAIRIELEARN_IMAGE,
+                                                    TIMEOUT=str(PRAIRIELEARN_TIMEOUT)))
+    print("make_starter: wrote %s: PrairieLearn's question/ and the grader's image/ (%s says how to set them up)"
+          % (out, os.path.join(out, "README.md")))
+    return 0
+
+
 # --- the command -----------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -371,16 +408,16 @@ def parse_args(argv):
                 raise Usage("--lab takes the path of a lab04_attention.cpp, not %r" % lesson[:80])
         elif a == "--grade-unisolated":
             unisolated = True
-        elif a in ("--lab-only", "--autograder", "--classroom50"):
+        elif a in ("--lab-only", "--autograder", "--classroom50", "--prairielearn"):
             lab_only = a[2:]
         elif a.startswith("-") or out is not None:
             raise Usage("usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] "
-                        "[--lab-only | --autograder | --classroom50] OUT (unexpected %r)" % a[:40])
+                        "[--lab-only | --autograder | --classroom50 | --prairielearn] OUT (unexpected %r)" % a[:40])
         else:
             out = a
     if out is None:
         raise Usage("usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] "
-                    "[--lab-only | --autograder | --classroom50] OUT")
+                    "[--lab-only | --autograder | --classroom50 | --prairielearn] OUT")
     if unisolated and lab_only != "classroom50":
         raise Usage("--grade-unisolated is a setting of Classroom 50's autograder: give it with --classroom50")
     if lab_only == "classroom50" and any(p != int(p) for p in points):
@@ -412,6 +449,8 @@ def main(argv):
                  ".github/workflows/grade.yml": grade_workflow(points, setup)}
         if lab_only == "autograder":
             return write_autograder(out, files)
+        if lab_only == "prairielearn":
+            return write_prairielearn(out, files, points, blanks, install)
         if lab_only == "classroom50":
             files["README.md"] = student_readme(blanks, hints, points, install, rebuild, on_push="classroom50")
             return write_classroom50(out, files, points, install, unisolated)

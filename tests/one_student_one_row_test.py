@@ -275,7 +275,8 @@ def main(argv):
         for n in names:
             with open(os.path.join(top, n), "rb") as f:
                 written.append((n, f.read()))
-    raw = [n for n, data in written if b"\x1b" in data or b"\x07" in data]
+    # (class.png is a picture drawn from counts, not text: its bytes may hold any value)
+    raw = [n for n, data in written if not n.endswith(".png") and (b"\x1b" in data or b"\x07" in data)]
     leaked = [n for n, data in written if b"THE-SECRET-OF-ROOT" in data or b"lab04_attention.cpp:1:2: error" in data]
     checks.append(("a link out of a submission is not followed: no file of root's or a classmate's is read",
                    not leaked, leaked))

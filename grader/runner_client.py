@@ -48,8 +48,16 @@ class Cgroup:
             if os.geteuid() != 0:
                 raise OSError("not root")
             for hierarchy, values in settings:
+                # Only inside a mounted hierarchy (its folders all have cgroup.procs): where none
+                # is mounted (a chroot or container without /sys), a folder made there would be
+                # a plain one, and no run could join it.
+                if not os.path.isfile(os.path.join("/sys/fs/cgroup", hierarchy, "cgroup.procs")):
+                    raise OSError("no cgroup hierarchy at /sys/fs/cgroup/%s" % hierarchy)
                 folder = os.path.join("/sys/fs/cgroup", hierarchy, name)
-                os.makedirs(folder, exist_ok=True)
+                try:
+                    os.mkdir(folder)
+                except FileExistsError:
+                    pass
                 self.folders.append(folder)
                 for key, value in values.items():
                     with open(os.path.join(folder, key), "w") as f:

@@ -90,6 +90,8 @@ class Cgroup:
                 for controller, settings in (("memory", [("memory.limit_in_bytes", MEMORY)]),
                                              ("cpu", [("cpu.cfs_period_us", CPU_PERIOD), ("cpu.cfs_quota_us", CPU_QUOTA)]),
                                              ("pids", [("pids.max", PIDS)])):
+                    if not os.path.isfile("/sys/fs/cgroup/%s/cgroup.procs" % controller):  # never a plain folder
+                        raise OSError("no %s cgroup hierarchy is mounted" % controller)
                     path = "/sys/fs/cgroup/%s/%s" % (controller, name)
                     os.mkdir(path)
                     self.paths.append(path)

@@ -38,8 +38,9 @@ def unconfigured(build):
 def build_grader(build):
     """Builds what the class's compiles and runs need in the build at build (the run engine
     and the lesson's module, with its precompiled header); None, or what is wrong in one line."""
-    if unconfigured(build):
-        return unconfigured(build)
+    problem = unconfigured(build)
+    if problem:
+        return problem
     made = subprocess.run(["cmake", "--build", build, "--target", "lab04_runner", "lab04_module"],
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if made.returncode != 0:

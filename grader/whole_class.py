@@ -59,8 +59,9 @@ def grade(args, students):
     if tty:
         sys.stderr.write("grade_class: %d students; building the grader (once: the runner and LibTorch's "
                          "inline code)...\n" % len(mine))
-    if compile_sandbox.unconfigured(args["build"]):
-        raise Usage(compile_sandbox.unconfigured(args["build"]))
+    problem = compile_sandbox.unconfigured(args["build"])
+    if problem:
+        raise Usage(problem)
     refuse_closed_folders(args["build"])
     paths, compile_command, build_time = prepare(args["build"], args["prebuilt"])
     # The references, once for the class: computed here, the workers inherit them. On one

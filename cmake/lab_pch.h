@@ -8,6 +8,7 @@
 // 1. The headers the lab includes, LibTorch's and the C library's alike.
 #include <torch/nn/modules/linear.h>
 #include <torch/utils.h>
+#include <torch/version.h>
 
 #include <dlfcn.h>
 #include <getopt.h>

@@ -35,6 +35,7 @@ if(LAB_PCH AND CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND LAB_OBJCOPY)
   endforeach()
   set(module_objects lab04_lesson_fast)
   string(APPEND lab_paths "lesson_fast_object $<TARGET_OBJECTS:lab04_lesson_fast>\n")
+  include(${PROJECT_SOURCE_DIR}/watch/resident.cmake)
 else()
   # Otherwise the module is linked from the program's own object: position-independent
   # executables' objects serve a module too, as long as its symbols bind to itself
@@ -52,11 +53,12 @@ target_link_options(lab04_runtime PRIVATE -Wl,-Bsymbolic)
 add_library(lab04_module MODULE EXCLUDE_FROM_ALL $<TARGET_OBJECTS:${module_objects}>)
 add_dependencies(lab04_module lab04_runtime)
 target_link_options(lab04_module PRIVATE -Wl,-Bsymbolic)
-add_executable(lab04_watch watch/lab_watch.cpp watch/verdict.cpp)  # small and plain: it loads LibTorch itself
+add_executable(lab04_watch watch/lab_watch.cpp watch/verdict.cpp watch/resident_client.cpp)  # small and plain: it loads LibTorch itself
 lab_standard(lab04_watch)
 target_compile_definitions(lab04_watch PRIVATE
   LAB_SOURCE="${PROJECT_SOURCE_DIR}/lab04_attention.cpp" LAB_BUILD_DIR="${CMAKE_BINARY_DIR}"
   LAB_MODULE="$<TARGET_FILE:lab04_module>" LAB_RUNTIME="$<TARGET_FILE:lab04_runtime>"
   LAB_OBJECT="$<TARGET_OBJECTS:${module_objects}>" LAB_CHECKER="${PROJECT_SOURCE_DIR}/checker"
-  LAB_BUILD_TOOL="$<IF:$<STREQUAL:${CMAKE_GENERATOR},Ninja>,${CMAKE_MAKE_PROGRAM},${CMAKE_COMMAND}>")
+  LAB_BUILD_TOOL="$<IF:$<STREQUAL:${CMAKE_GENERATOR},Ninja>,${CMAKE_MAKE_PROGRAM},${CMAKE_COMMAND}>"
+  ${LAB_RESIDENT_DEFINES})
 target_link_libraries(lab04_watch PRIVATE lab04_engine ${CMAKE_DL_LIBS})  # engine/engine.cmake

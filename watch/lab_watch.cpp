@@ -24,7 +24,10 @@
 // (fork) that loads the lab just built, as a module (lab04_module), and calls its main. The
 // child starts from the state of a process that has not run anything yet, as
 // build/lab04_attention does, so it prints the same bytes; and a crash of the lab ends the
-// child, never the watch. The lab itself, lab04_attention.cpp, knows nothing of this.
+// child, never the watch. Where the build has clang 14's libraries, a save is compiled in the
+// watch by its resident compiler (resident_client.cpp), which read LibTorch's header once,
+// and clang++ compiles only what it refuses. The lab itself, lab04_attention.cpp, knows
+// nothing of this.
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -147,13 +150,8 @@ timespec modified(const std::string& path) {  // 0 if it cannot be read
   return stat(path.c_str(), &st) == 0 ? st.st_mtim : timespec{};
 }
 
-// A command run in the build folder, in a process group of its own; finish_build() collects
-// it. `live`: its output goes straight to standard error (the first build), else to a pipe.
-struct Build {
-  pid_t pid = -1;
-  int output = -1;
-};
-
+// A command run in the build folder (watch.h). `live`: its output goes straight to standard
+// error (the first build), else to a pipe.
 Build start_in_build_folder(const std::vector<std::string>& command, bool live) {
   Build b;
   int out[2];
@@ -203,7 +201,7 @@ void show_messages(const std::string& output, bool built) {
 
 // True when the build succeeded; the compiler's messages, if any, are shown either way
 // (`show`), or kept in `kept`.
-bool finish_build(Build& b, bool show = true, std::string* kept = nullptr) {
+bool finish_build(Build& b, bool show, std::string* kept) {
   if (b.pid < 0) return false;
   std::string output;
   char chunk[4096];
@@ -261,6 +259,7 @@ void learn_shortcut() {
   std::string compile = ninja_command(kObject), link = ninja_command(kModule);
   if (!compile.empty() && !link.empty()) {
     g_shortcut = {compile + " && " + link, modified(std::string(kBuildDir) + "/build.ninja")};
+    resident_learn(compile);
   }
 }
 
@@ -276,9 +275,25 @@ bool take_shortcut() {
   return true;
 }
 
-// Builds `targets`, loading LibTorch meanwhile when it was built before.
+Entry g_entry = {kModule, "main"};  // what a run calls: the build's module and main, or else
+                                    // the resident compiler's module and entry point
+std::string g_compiled_by;          // by whom, and how long it took (the watch's line)
+
+// Builds `targets`, loading LibTorch meanwhile when it was built before. The watch's saves
+// (`shortcut`) are compiled by its resident compiler where it can, else by clang++.
 bool build(const std::vector<const char*>& targets, bool shortcut = false) {
-  if (shortcut && take_shortcut()) return true;
+  g_entry = {kModule, "main"};
+  double start = now();
+  auto compiled_by = [start](const char* who) {
+    char line[80];
+    std::snprintf(line, sizeof line, "compiled by %s in %.2f s", who, now() - start);
+    g_compiled_by = line;
+    return true;
+  };
+  std::string why;
+  if (shortcut && resident_build(g_entry, why)) return compiled_by("the watch");
+  if (!why.empty()) say("compiled by clang++, not in the watch: " + why);
+  if (shortcut && take_shortcut()) return compiled_by("clang++");
   bool first = !exists(kModule) || !exists(kRuntime);
   if (first)
     say("building the lab as a module; the first time also LibTorch's inline code, once, which "
@@ -287,13 +302,20 @@ bool build(const std::vector<const char*>& targets, bool shortcut = false) {
   bool loaded = !first && load_runtime(/*quiet=*/true);  // may fail if being relinked: retried
   bool built = finish_build(b) && (loaded || load_runtime(/*quiet=*/false));
   if (built && shortcut) learn_shortcut();
-  return built;
+  return built && compiled_by("clang++");
 }
 
-// Calls the main of the module just built, in this process.
+// Calls the main of the lab just built, in this process: the module's (its constructors run
+// as it loads), or the one the resident compiler linked (its constructors called first).
 int lab_main(std::vector<char*>& argv) {
-  void* lab = dlopen(kModule, RTLD_NOW | RTLD_LOCAL);
-  auto main_of_lab = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
+  int (*main_of_lab)(int, char**) = g_entry.main;
+  if (main_of_lab) {
+    g_entry.init();
+  } else {
+    void* lab = dlopen(g_entry.module.c_str(), RTLD_NOW | RTLD_LOCAL);
+    main_of_lab =
+        lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, g_entry.symbol.c_str())) : nullptr;
+  }
   if (!main_of_lab) {
     std::fprintf(stderr, "watch: could not load the lab: %s\n", dlerror());
     return 127;
@@ -432,7 +454,12 @@ int main(int argc, char** argv) {
     g_save = modified(kSource);  // when it was saved
     g_saved = false;
     if (!first && clear && write(STDOUT_FILENO, "\033[H\033[2J\033[3J", 11) < 0) return 3;
-    if (build({"lab04_module"}, /*shortcut=*/true)) {
+    std::vector<const char*> targets = {"lab04_module"};
+#ifdef LAB_RESIDENT  // the resident compiler and the lab's bitcode (resident_client.cpp)
+    if (first && !resident_available())
+      targets.insert(targets.end(), {"lab04_resident", "lab04_supply"});
+#endif
+    if (build(targets, /*shortcut=*/true)) {
       int status = run(lab_argv);
       if (status == kCancelled) {
         say("saved again during the run: it is stopped, and the new lab is built and run");
@@ -444,11 +471,11 @@ int main(int argc, char** argv) {
       if (!ended.empty()) say(ended);
       bool judged = !check || verdict(program);
       if (!judged) continue;  // saved meanwhile: the new lab is built and run at once
-      char took[120] = "";
+      char took[200] = "";
       if (!first) {
         double saved = double(g_save.tv_sec) + 1e-9 * double(g_save.tv_nsec);
-        int n = std::snprintf(took, sizeof took, "%.2f s from the save to the end of this run",
-                              shown - saved);
+        int n = std::snprintf(took, sizeof took, "%.2f s from the save to the end of this run (%s)",
+                              shown - saved, g_compiled_by.c_str());
         if (check)
           std::snprintf(took + n, sizeof took - size_t(n), ", %.2f s to the verdict",
                         now() - saved);
@@ -459,6 +486,7 @@ int main(int argc, char** argv) {
       say("lab04_attention.cpp does not compile (the messages are above); waiting for the next "
           "save");
     }
+    if (!saved_again()) resident_idle();  // its compiler reads the header while no one waits
     if (!saved_again()) wait_for_a_save(g_inotify, name, g_save);
   }
 }

@@ -32,6 +32,35 @@ int lab_main(std::vector<char*>& argv);
 // of the lab cancels the run, and a stop signal cancels it and ends the watch.
 engine::Run run_in_child(engine::Job job, std::function<int()> lab);
 
+// What lab_watch.cpp shares with resident_client.cpp: a command run in the build folder, in
+// a process group of its own (`live`: its output straight to standard error), collected by
+// finish_build(), true when it succeeded (the compiler's messages shown when `show`, or kept).
+struct Build {
+  pid_t pid = -1;
+  int output = -1;
+};
+Build start_in_build_folder(const std::vector<std::string>& command, bool live);
+Build start_build(const std::vector<const char*>& targets, bool live);
+bool finish_build(Build& b, bool show = true, std::string* kept = nullptr);
+bool exists(const char* path);
+double now();  // seconds, the real-time clock
+
+// What a run calls: the main of the module the build made (module, symbol), or the lab as the
+// resident compiler (resident_client.cpp) linked it in the watch: its constructors, its main.
+struct Entry {
+  std::string module, symbol;
+  void (*init)() = nullptr;
+  int (*main)(int, char**) = nullptr;
+};
+bool resident_available();  // built (the watch's first build builds it)
+// Learns the lab's compile flags (Ninja's command for the module's object).
+void resident_learn(const std::string& compile);
+// Between saves: starts the compiler (again, if a save ended it) and has it read the header.
+void resident_idle();
+// Compiles the saved lab and links it in the watch: true with `entry`; else false, with why
+// not in `why` (empty when clang++ will say it: an error or a warning).
+bool resident_build(Entry& entry, std::string& why);
+
 // The verdict (verdict.cpp): the checker starts with the watch and ends with it; verdict()
 // runs its cases on the lab just built and prints its lines, false when a save cancelled it.
 void start_checker();

@@ -23,7 +23,7 @@ import sys
 
 import checklist
 import project
-from watch_test import Watch, save
+from watch_test import Watch, configured_copy, save
 
 MAIN = "int main(int argc, char** argv) try {\n"
 BY_WATCH = "(compiled by the watch in "
@@ -76,10 +76,8 @@ def main(argv):
         print("resident_compiler_test: usage: resident_compiler_test.py PROJECT_DIR WORK_DIR", file=sys.stderr)
         return 2
     project_dir, work = argv
-    project.copy(project_dir, work)
-    configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
-    if configure.returncode != 0:
-        print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
+    configure = configured_copy(project_dir, work)
+    if not configure:
         return 1
     if "with its resident compiler" not in configure.stdout:
         said = [l for l in configure.stdout.splitlines() if "The watch compiles" in l]

@@ -132,6 +132,17 @@ def save(path, text):
     os.replace(path + ".new", path)
 
 
+def configured_copy(project_dir, work):
+    """Copies the project into work and configures it with the default preset: cmake's result,
+    or None, said in a NOT OK line."""
+    project.copy(project_dir, work)
+    configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
+    if configure.returncode != 0:
+        print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
+        return None
+    return configure
+
+
 def once_checks(work, rebuild_run):
     """The README's rebuild-run, with options added, against build/lab04_attention."""
     subprocess.run(["cmake", "--build", "build", "--target", "lab04_attention"], cwd=work, capture_output=True)
@@ -193,10 +204,7 @@ def main(argv):
         print("watch_test: usage: watch_test.py PROJECT_DIR WORK_DIR", file=sys.stderr)
         return 2
     project_dir, work = argv
-    project.copy(project_dir, work)
-    configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
-    if configure.returncode != 0:
-        print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
+    if not configured_copy(project_dir, work):
         return 1
     command = project.readme_command("watch", os.path.join(project_dir, "README.md")).strip()
     print("ran in %s: %s %s" % (work, command, OPTIONS))

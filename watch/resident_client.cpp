@@ -23,6 +23,7 @@ namespace watch {
 namespace {
 
 constexpr const char* kSource = LAB_SOURCE;  // the lab
+constexpr int kPartsBeforeRestart = 100;     // saves a compiler takes before a new one starts
 
 struct Compiler;  // lab04_resident, in watch/resident.cpp
 using Start = Compiler* (*)(int, const char* const*);
@@ -45,6 +46,7 @@ struct Resident {
   Stop stop = nullptr;
   Compiler* compiler = nullptr;
   bool warm = false;          // it compiled the lab once since it started
+  int parts = 0;              // the saves it compiled since it started
   bool wants_supply = false;  // it lacked a function: the bitcode of the lab is built at idle
   std::string compiled;       // the last lab it compiled: what a new compiler warms up on
   std::vector<std::string> flags;
@@ -124,6 +126,7 @@ int compile(const std::string& text, std::string& why, Linked& linked) {
   if (text.empty()) return why = "the lab could not be read", kRefused;
   const char* said = "";
   int done = g.compile(g.compiler, text.c_str(), kSource, &linked, &said);
+  ++g.parts;
   why = said;
   return done;
 }
@@ -136,7 +139,10 @@ void resident_learn(const std::string& compile) { g.flags = flags_of(compile); }
 
 void resident_idle() {
   if (g.flags.empty() || !load_library()) return;
-  if (g.compiler && !g.usable(g.compiler)) g.stop(g.compiler), g.compiler = nullptr;
+  // A compiler that a save ended, or one that grew with many saves (each part stays in its
+  // translation unit: about 3 MB a save), is replaced by a new one.
+  if (g.compiler && (!g.usable(g.compiler) || g.parts >= kPartsBeforeRestart))
+    g.stop(g.compiler), g.compiler = nullptr;
   if (g.wants_supply) {  // the lab as bitcode, with the functions the compiler lacked
     Build b = start_build({"lab04_supply"}, false);
     if (finish_build(b, false) && g.compiler) g.supply(g.compiler, LAB_SUPPLY);
@@ -147,7 +153,7 @@ void resident_idle() {
     for (const std::string& f : g.flags) argv.push_back(f.c_str());
     g.compiler = g.start(int(argv.size()), argv.data());
     if (!g.compiler) return;
-    g.warm = false;
+    g.warm = false, g.parts = 0;
     if (exists(LAB_SUPPLY)) g.supply(g.compiler, LAB_SUPPLY);
   }
   if (!g.warm) {      // what the lab needs of the header, read now rather than at the next save;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_lab.py: checks a build of the lab step by step, and names a known mistake.
 
-usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PROGRAM] LAB [CASE ...]
+usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PROGRAM] [--memo DIR] LAB [CASE ...]
        check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] [--draw SEED] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
   CASE  seed,tokens,embed,head, then optionally ,heads=N, ,no-scale and/or ,no-mask
@@ -17,6 +17,9 @@ usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PR
                      tools/report_failures.py shows
   --report FILE      also write the report to FILE; its first line is OK or NOT OK (the
                      tests read it to skip those that need right numbers)
+  --memo DIR         keep verdicts in DIR (memo.py): runs that print what earlier runs printed
+                     get the verdict given then, without loading torch; the tests' run keeps
+                     them in its build folder. Not with --grade: a grade is always judged
   --grade            a grade instead: each STEP judged on the lab's own printed inputs
                      (grading.py), its points earned when it is right in every case
   --points P1,...,P7 the points of STEP 1 to 7 (default 1 each)
@@ -45,12 +48,14 @@ Exit status: 0 every case OK (with --grade: full marks, or STEP N's points with 
 1 some case NOT OK (points lost); 2 bad arguments, a lab that cannot be run, or no Python
 here that can import torch; 3 an error of the checker's own.
 """
+import json
 import os
 import signal
 import sys
 
 import cases
 import files
+import memo
 import sandbox  # the one way to run a student's lab
 import torch_python
 
@@ -64,8 +69,9 @@ class Usage(Exception):
 def parse_args(argv):
     """The command line as a dict: lab, cases, timeout, report, json, name, grade, points, step, gradescope."""
     args = {"timeout": TIMEOUT, "report": None, "json": None, "name": None, "grade": False, "points": [1.0] * cases.STEPS,
-            "step": None, "gradescope": None, "draw": None}
-    options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope", "--draw")
+            "step": None, "gradescope": None, "draw": None, "memo": None}
+    options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope", "--draw",
+               "--memo")
     while argv[:1] and argv[0] in options:
         option, value = argv[0], argv[1] if len(argv) > 1 else None
         if option == "--grade":
@@ -92,6 +98,10 @@ def parse_args(argv):
                 args["draw"] = cases.parse_draw(value)
             except ValueError as e:
                 raise Usage(str(e))
+        elif option == "--memo":
+            if not value:
+                raise Usage("--memo takes a folder for the verdicts kept")
+            args["memo"] = value
         elif option == "--step":
             if value not in [str(n) for n in cases.STEP_NUMBERS]:
                 raise Usage("--step takes a STEP number from 1 to %d, not %r" % (cases.STEPS, (value or "")[:20]))
@@ -105,6 +115,13 @@ def parse_args(argv):
     if (args["step"] or args["gradescope"] or args["points"] != [1.0] * cases.STEPS or args["draw"] is not None) \
             and not args["grade"]:
         raise Usage("--points, --step, --gradescope and --draw go with --grade")
+    if args["memo"] and args["grade"]:
+        raise Usage("--memo does not go with --grade: a grade is always judged anew")
+    if args["memo"]:
+        try:
+            args["memo"] = memo.folder_argument(args["memo"])
+        except ValueError as e:
+            raise Usage(str(e))
     if not argv or argv[0].startswith("-"):
         raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--grade [--points "
                     "P1,...,P7] [--step N] [--gradescope FILE]] LAB [CASE ...] (see the top of the file)")
@@ -132,10 +149,36 @@ def write_report(path, ok, lines):
 
 def write_json(path, ok, first, ending):
     """The verdict's parts as values (see --json), written whole or not at all."""
-    import json
     with files.written(path) as f:
         json.dump({"ok": ok, "first": [cases.printable(l) for l in first],
                    "ending": [cases.printable(l) for l in ending]}, f, indent=1)
+
+
+def checked(args, runs, run_one, echo):
+    """(ok, the first case NOT OK's lines, the lines after the cases) of a check; each line of
+    the cases and after them echoed. From the memo when it kept the verdict on these runs."""
+    kept = memo.Memo(args["memo"])
+    key = kept.key("check_lab", "\n".join(args["cases"]), json.dumps(
+        [[t, r.command, r.status, r.lines, r.err, r.ended, r.problem] for t, r in runs.items()]))
+    found = kept.get(key)
+    if found is not None:
+        for line in found["echoed"]:
+            echo(line)
+        return found["ok"], found["first"], found["report"]
+    import verdict
+    echoed = []
+
+    def echo_and_keep(line):
+        echoed.append(cases.printable(line))
+        echo(line)
+    results, not_run = verdict.run_cases(run_one, args["cases"],
+                                         lambda result: [echo_and_keep(l) for l in verdict.case_lines(result)])
+    report, ok, _ = verdict.check_lines(results, not_run)
+    for line in report:
+        echo_and_keep(line)
+    first = next((verdict.case_lines(r) for r in results if not r["ok"]), [])
+    kept.put(key, {"echoed": echoed, "ok": ok, "first": first, "report": report})
+    return ok, first, report
 
 
 def main(argv):
@@ -167,11 +210,8 @@ def main(argv):
             lines.append(line)
             print(line, flush=True)
 
-        # Judging needs torch; running does not. Loaded first: loading it in a thread beside the
-        # runs saved a few tenths of a second, but a grade that came out wrong once under heavy
-        # load (a fresh machine's class test) is not worth them until that is understood.
-        import grading
-        import verdict
+        # Running needs no torch: the runs come first. Judging loads it, unless the memo kept
+        # the verdict on runs that printed exactly this (check only, never a grade).
         runs = {}
         for text in args["cases"]:
             runs[text] = running.run_case(box, cases.parse_case(text), args["timeout"], args["name"] or args["lab"])
@@ -181,6 +221,8 @@ def main(argv):
         def run_one(case):
             return runs[case["text"]]
         if args["grade"]:
+            import grading
+            import verdict
             results, not_run = verdict.run_cases(
                 run_one, args["cases"], lambda result: verdict.problem_line(result) and echo(verdict.problem_line(result)))
             score, total, grades, parts, report = verdict.grade_lines(results, not_run, args["points"])
@@ -192,12 +234,7 @@ def main(argv):
                                            [line for line in map(verdict.problem_line, results) if line])
             ok = grades[args["step"]] is None if args["step"] else score == total
         else:
-            results, not_run = verdict.run_cases(run_one, args["cases"],
-                                                 lambda result: [echo(l) for l in verdict.case_lines(result)])
-            report, ok, _ = verdict.check_lines(results, not_run)
-            for line in report:
-                echo(line)
-            first = next((verdict.case_lines(r) for r in results if not r["ok"]), [])
+            ok, first, report = checked(args, runs, run_one, echo)
         box.close()
         if args["report"]:
             write_report(args["report"], ok, lines)

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """watch_verdict.py: the checker's verdict for the watch (watch/lab_watch.cpp), as the student saves.
 
-usage: watch_verdict.py [PROGRAM]   (PROGRAM: the lab, as the report names it)
+usage: watch_verdict.py [--lazy] [--memo DIR] [PROGRAM]
+  PROGRAM     the lab, as the report names it
+  --memo DIR  where verdicts are kept (memo.py)
+  --lazy      torch loads at the first job the memo cannot answer, not at once (the watch's
+              --once: torch loading beside the build slows the build)
 
 The watch starts it once, beside the first build, and talks to it on standard input and output
 (the protocol is described in lab_watch.cpp): it says the cases and the limits of a run at
@@ -19,13 +23,20 @@ starting with "check:", then "end <id>":
 
 A fault of its own is one "check:" line naming it; it then waits for the next job. When torch
 cannot be loaded at all, it says so at the first job, then "final": the watch asks no more.
+
+Two processes: this one greets and keeps verdicts (memo.py); a job whose runs printed what an
+earlier job's printed is answered from there at once, even while torch loads. Every other job
+goes to the judge, the same file started with --judge, which loads torch and the reference as
+it starts and answers as above, followed by "keep" when the verdict may be kept.
 """
 import os
 import select
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
+import memo  # noqa: E402
 import running  # noqa: E402
 import sandbox  # noqa: E402
 import sandbox_users  # noqa: E402
@@ -52,23 +63,43 @@ class Sent:
         self.out, self.err, self.limit = out, err, None
 
 
-def read_job(stream, program):
-    """(id, {case text: running.Ran}) of the next job, or None at the end of the input;
-    program: the lab's program, as the report names it (a case's command)."""
+def read_raw_job(stream):
+    """(id, how many runs, the runs as the watch sent them: bytes) of the next job, or None at
+    the end of the input."""
     head = stream.readline().split()
     if not head:
         return None
     if len(head) != 3 or head[0] != b"job":
         raise ValueError("expected a job, got %r" % b" ".join(head)[:80])
-    runs = {}
+    raw = []
     for _ in range(int(head[2])):
-        word, text, status, stopped, n_out, n_err = stream.readline().split()
+        line = stream.readline()
+        word, _, _, _, n_out, n_err = line.split()
         assert word == b"ran"
-        out, err = stream.read(int(n_out)), stream.read(int(n_err))
+        raw += [line, stream.read(int(n_out) + int(n_err))]
+    return head[1].decode(), int(head[2]), b"".join(raw)
+
+
+def parse_runs(raw, program):
+    """{case text: running.Ran} of a job's runs; program: the lab's program, as the report
+    names it (a case's command)."""
+    runs, at = {}, 0
+    while at < len(raw):
+        end = raw.index(b"\n", at)
+        word, text, status, stopped, n_out, n_err = raw[at:end].split()
+        at = end + 1
+        out, err = raw[at:at + int(n_out)], raw[at + int(n_out):at + int(n_out) + int(n_err)]
+        at += int(n_out) + int(n_err)
         text = text.decode()
         command = [program] + cases.arguments(cases.parse_case(text))
         runs[text] = running.ran(command, Sent(int(status), stopped.decode(), out, err), cases.WATCH_TIMEOUT)
-    return head[1].decode(), runs
+    return runs
+
+
+def read_job(stream, program):
+    """(id, {case text: running.Ran}) of the next job, or None at the end of the input."""
+    job = read_raw_job(stream)
+    return job and (job[0], parse_runs(job[2], program))
 
 
 def judged(runs, explainer):
@@ -101,10 +132,57 @@ def warm(explainer, stream):
             explainer.shown(text, (m,), "x")
 
 
-def main():
+def front(memo_folder, program, lazy):
+    """Greets, starts the judge (unless lazy), and answers each job: from the memo, or as the
+    judge does."""
+    out, stream = sys.stdout.buffer, sys.stdin.buffer
+    greet(out)
+    kept = memo.Memo(memo_folder)
+
+    def start_judge():
+        return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--judge", program],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    judge = None if lazy else start_judge()
+    while True:
+        try:
+            job = read_raw_job(stream)
+        except (ValueError, AssertionError) as e:
+            out.write(("check: the checker could not read the watch's runs (%s)\n" % e).encode())
+            out.flush()
+            return 1
+        if job is None:
+            return 0
+        ident, count, raw = job
+        key = kept.key("watch", program, raw)
+        found = kept.get(key)
+        if found is not None:
+            out.write(("".join(line + "\n" for line in found) + "end %s\n" % ident).encode())
+            out.flush()
+            continue
+        judge = judge or start_judge()
+        judge.stdin.write(b"job %s %d\n" % (ident.encode(), count) + raw)
+        judge.stdin.flush()
+        answer, keep = [], False
+        for line in iter(judge.stdout.readline, b""):
+            line = line.rstrip(b"\n").decode("utf-8", "replace")
+            if line == "keep":
+                keep = True
+            elif line == "end " + ident:
+                break
+            else:
+                answer.append(line)
+        else:
+            return 1  # the judge ended: so does this, and the watch starts the checker again
+        out.write(("".join(line + "\n" for line in answer) + "end %s\n" % ident).encode())
+        out.flush()
+        if keep:
+            kept.put(key, answer)
+
+
+def judge_jobs(program):
+    """The judge: loads torch and the reference, then answers each job."""
     out = sys.stdout.buffer
     stream = sys.stdin.buffer
-    greet(out)
     try:
         import torch
         torch.set_num_threads(1)  # small tensors: one thread, and no pool left waiting
@@ -115,7 +193,7 @@ def main():
             compare.expected_of(cases.parse_case(text))  # the reference, once for the watch
         explainer = diagnosis.Explainer(MISTAKES)
     except Exception as e:  # pylint: disable=broad-except  (a torch that cannot load: said once, at the first job)
-        job = read_job(stream, "lab04_attention")
+        job = read_job(stream, program)
         if job:
             out.write(("check: no verdict: torch cannot be loaded here (%s: %s); install python3-torch (Debian), or "
                        "name another Python in LAB_PYTHON\nfinal\nend %s\n" % (type(e).__name__, str(e)[:200], job[0])).encode())
@@ -124,7 +202,7 @@ def main():
     warm(explainer, stream)
     while True:
         try:
-            job = read_job(stream, sys.argv[1] if len(sys.argv) > 1 else "lab04_attention")
+            job = read_job(stream, program)
         except (ValueError, AssertionError) as e:
             out.write(("check: the checker could not read the watch's runs (%s)\n" % e).encode())
             out.flush()
@@ -132,17 +210,35 @@ def main():
         if job is None:
             return 0
         ident, runs = job
+        keep = True
         try:
             lines = judged(runs, explainer)
         except Exception as e:  # pylint: disable=broad-except  (a fault of the checker's own: one line)
-            lines = ["the checker failed: %s: %s; the next save tries again" % (type(e).__name__, str(e)[:200])]
+            lines, keep = ["the checker failed: %s: %s; the next save tries again" % (type(e).__name__, str(e)[:200])], False
         text = "".join("check: %s\n" % cases.printable(line) for line in lines)
-        out.write((text + "end %s\n" % ident).encode())
+        out.write((text + ("keep\n" if keep else "") + "end %s\n" % ident).encode())
         out.flush()
+
+
+def main(argv):
+    if argv[:1] == ["--judge"] and len(argv) == 2:
+        return judge_jobs(argv[1])
+    folder, lazy = None, argv[:1] == ["--lazy"]
+    argv = argv[1:] if lazy else argv
+    if argv[:1] == ["--memo"] and len(argv) >= 2:
+        folder, argv = argv[1], argv[2:]
+        try:
+            folder = memo.folder_argument(folder)
+        except ValueError:
+            folder = None  # the verdicts are judged every time: slower, never wrong
+    if len(argv) > 1 or argv[:1] and argv[0].startswith("-"):
+        print("watch_verdict: usage: watch_verdict.py [--lazy] [--memo DIR] [PROGRAM]", file=sys.stderr)
+        return 2
+    return front(folder, argv[0] if argv else "lab04_attention", lazy)
 
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        sys.exit(main(sys.argv[1:]))
     except (KeyboardInterrupt, BrokenPipeError):
         sys.exit(0)

@@ -1,7 +1,11 @@
 """--heads N prints what the Python lab with gpt.py's MultiHeadAttention prints, and one head
 prints what the lab printed before heads existed.
 
-usage: several_heads_test.py [--report REPORT BUILT] LAB [FUSED_MUTANT]
+usage: several_heads_test.py [--memo DIR] [--report REPORT BUILT] LAB [FUSED_MUTANT]
+
+  --memo        keep the reference's outputs in DIR (checker/memo.py, keyed by
+                several_heads_lab.py, the checker and torch): a run of the test that finds
+                them there does not load torch
 
   --report      the checker's report (check_lab.py --report) and the lab's program: when the
                 report is newer than the program and says NOT OK, the numbers are known to be
@@ -22,7 +26,10 @@ import subprocess
 import sys
 
 import checklist
-from several_heads_lab import lab_output
+import project  # puts checker/ on the path
+import memo  # noqa: E402
+
+REFERENCE = os.path.join(project.ROOT, "tests", "several_heads_lab.py")
 
 # (seed, tokens, embed, head or None for C/N, heads, options)
 CASES = [(3, 4, 6, None, 2, ()), (7, 5, 12, None, 3, ()), (11, 20, 16, 4, 4, ()),
@@ -33,7 +40,25 @@ ONE_HEAD = [[], ["--verbose", "--digits", "9"], ["-T", "20", "--heatmap"], ["--n
             ["--seed", "8", "-T", "7", "-C", "5", "--head", "3", "--no-scale", "--digits", "4"]]
 
 
-def reference_of(args):
+class Reference:
+    """several_heads_lab.lab_output, whose outputs are kept in a memo folder (None: none)."""
+
+    def __init__(self, folder):
+        self.kept = memo.Memo(folder)
+        with open(REFERENCE, "rb") as f:
+            self.source = f.read()
+
+    def output(self, *args, **options):
+        key = self.kept.key("several_heads_lab", self.source, repr(args), repr(sorted(options.items())))
+        found = self.kept.get(key)
+        if found is None:
+            from several_heads_lab import lab_output  # loads torch
+            found = list(lab_output(*args, **options))
+            self.kept.put(key, found)
+        return found[0], found[1]
+
+
+def reference_of(reference, args):
     """What the Python lab prints for these options of one head (no --heatmap): its defaults
     are the seed's, and HEAD stays 6 whatever C is."""
     o = dict(seed=3, tokens=4, embed=6, head=6, heads=1, digits=2, verbose=False, scale=True, mask=True)
@@ -44,7 +69,7 @@ def reference_of(args):
             o[names[w]] = int(next(words))
         else:
             o[{"--verbose": "verbose", "--no-scale": "scale", "--no-mask": "mask"}[w]] = w == "--verbose"
-    return lab_output(**o)
+    return reference.output(**o)
 
 
 def run(lab, args):
@@ -69,6 +94,9 @@ def numbers_known_wrong(report, built):
 
 
 def main(argv):
+    folder = None
+    if argv[:1] == ["--memo"] and len(argv) >= 2:
+        folder, argv = argv[1], argv[2:]
     if argv[:1] == ["--report"] and len(argv) >= 3:
         if numbers_known_wrong(argv[1], argv[2]):
             print("SKIPPED: needs right numbers, and the checker found this lab's wrong: see the test "
@@ -79,13 +107,14 @@ def main(argv):
         print("several_heads_test: usage: several_heads_test.py LAB [FUSED_MUTANT]", file=sys.stderr)
         return 2
     lab = argv[0]
+    reference = Reference(folder)
     checks = []
     for seed, tokens, embed, head, heads, options in CASES:
         size = head or embed // heads
         args = ["--seed", str(seed), "-T", str(tokens), "-C", str(embed), "--heads", str(heads),
                 "--digits", "9", "--verbose"] + (["--head", str(head)] if head else []) + ["--" + o for o in options]
         out, err, status = run(lab, args)
-        want, want_status = lab_output(seed, tokens, embed, size, heads, 9, True, "no-scale" not in options)
+        want, want_status = reference.output(seed, tokens, embed, size, heads, 9, True, "no-scale" not in options)
         checks.append(("%s prints every number of the Python reference, and exits %d" % (" ".join(args), want_status),
                        out == want and status == want_status and not err,
                        first_difference(out, want) + "; exit %d; stderr %r" % (status, err[:200])))
@@ -93,7 +122,7 @@ def main(argv):
     # The mask off: STEP 7 fails in every head, and stderr names each; nothing after the heads.
     args = ["--heads", "2", "--no-mask", "--digits", "9", "--verbose"]
     out, err, status = run(lab, args)
-    want, _ = lab_output(3, 4, 6, 3, 2, 9, True, True, False)
+    want, _ = reference.output(3, 4, 6, 3, 2, 9, True, True, False)
     named = err.splitlines() == ["lab04_attention: head %d: check (b) failed: a token puts weight on a later "
                                  "token, so it sees the future" % h for h in (0, 1)]
     checks.append(("%s fails STEP 7 in each head, naming it on stderr, and exits 1" % " ".join(args),
@@ -106,7 +135,7 @@ def main(argv):
                        with_one == before, first_difference(with_one[0], before[0])
                        + "; exit %d against %d" % (with_one[2], before[2])))
         if "--heatmap" not in args:
-            want, want_status = reference_of(args)
+            want, want_status = reference_of(reference, args)
             checks.append(("%s (one head) prints what the Python lab prints" % (" ".join(args) or "the default run"),
                            before[0] == want and before[2] == want_status, first_difference(before[0], want)))
 

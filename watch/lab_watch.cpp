@@ -16,8 +16,9 @@
 // and diagnosis as the test run), on the checker's cases. The checker starts with the watch,
 // in the background, and computes the reference once; the watch runs the cases itself, each a
 // forked child as fast as the run above, within the checker's limits, and hands the checker
-// what they printed. A save during a verdict cancels it. --no-check leaves it out; without a
-// Python that can import torch the watch says so once and goes on without it.
+// what they printed; runs that print what earlier runs printed get the verdict kept then
+// (checker/memo.py, in the build folder). A save during a verdict cancels it. --no-check leaves it
+// out; without a Python that can import torch the watch says so once and goes on without it.
 //
 // Why it is fast: LibTorch is loaded into this process once (lab04_runtime, a shared library
 // linked to it), while the first build runs, not at every run. Each run is a child process
@@ -427,7 +428,9 @@ int main(int argc, char** argv) {
   }
   lab_argv.push_back(nullptr);
   if (g_signals < 0) return 1;
-  if (check) start_checker();  // Python and torch load while the lab builds
+  // The watch's checker loads torch while the lab builds; --once's only for a verdict it has
+  // not kept (a verdict kept needs no torch, and loading it beside the build slows the build).
+  if (check) start_checker(/*lazy=*/once);
 
   if (once) {  // only the module: build/lab04_attention is rebuilt by `cmake --build`
     if (!build({"lab04_module"})) return 1;

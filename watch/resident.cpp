@@ -47,6 +47,7 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -130,6 +131,51 @@ std::unique_ptr<llvm::Module> shareable(const llvm::Module& m) {
   if (llvm::GlobalVariable* ctors = shared->getGlobalVariable("llvm.global_ctors"))
     ctors->eraseFromParent();
   return shared;
+}
+
+// The library's definitions a part uses, and those they use in turn (through code, constant
+// expressions and initializers: a vtable names its functions).
+std::set<const llvm::GlobalValue*> used_by(const llvm::Module& part, const llvm::Module& library) {
+  std::set<const llvm::GlobalValue*> needed;
+  std::set<const llvm::Constant*> seen;
+  std::vector<const llvm::GlobalValue*> work;
+  std::function<void(const llvm::Value*)> use = [&](const llvm::Value* v) {
+    if (auto* g = llvm::dyn_cast<llvm::GlobalValue>(v)) {
+      if (!g->isDeclaration() && needed.insert(g).second) work.push_back(g);
+    } else if (auto* c = llvm::dyn_cast<llvm::Constant>(v); c && seen.insert(c).second) {
+      for (const llvm::Use& operand : c->operands()) use(operand.get());
+    }
+  };
+  for (const llvm::GlobalValue& g : part.global_values())
+    if (g.isDeclaration() && g.hasName())
+      if (const llvm::GlobalValue* defined = library.getNamedValue(g.getName())) use(defined);
+  while (!work.empty()) {
+    const llvm::GlobalValue* g = work.back();
+    work.pop_back();
+    if (auto* f = llvm::dyn_cast<llvm::Function>(g)) {
+      for (const llvm::BasicBlock& block : *f)
+        for (const llvm::Instruction& i : block)
+          for (const llvm::Use& operand : i.operands()) use(operand.get());
+      if (f->hasPersonalityFn()) use(f->getPersonalityFn());
+    } else if (auto* v = llvm::dyn_cast<llvm::GlobalVariable>(g); v && v->hasInitializer()) {
+      use(v->getInitializer());
+    } else if (auto* a = llvm::dyn_cast<llvm::GlobalAlias>(g)) {
+      use(a->getAliasee());
+    }
+  }
+  return needed;
+}
+
+// What a part takes from the library: a copy of the functions it uses (and theirs), the rest
+// declarations. Copying the whole library cost a save more than compiling a small lab.
+std::unique_ptr<llvm::Module> library_for(const llvm::Module& part, const llvm::Module& library) {
+  std::set<const llvm::GlobalValue*> needed = used_by(part, library);
+  llvm::ValueToValueMapTy map;
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(
+      library, map, [&needed](const llvm::GlobalValue* g) { return needed.count(g) > 0; });
+  for (llvm::GlobalObject& g : copy->global_objects())
+    if (g.isDeclaration()) g.setComdat(nullptr);  // a declaration is in no comdat
+  return copy;
 }
 
 }  // namespace
@@ -384,7 +430,7 @@ int lab04_resident_compile(lab04_resident* r, const char* text, const char* sour
   llvm::Module& m = *parsed->TheModule;
   add_supply(*r, m.getContext());
   std::unique_ptr<llvm::Module> shared = shareable(m);
-  bool linked = !r->library || !llvm::Linker::linkModules(m, llvm::CloneModule(*r->library),
+  bool linked = !r->library || !llvm::Linker::linkModules(m, library_for(m, *r->library),
                                                           llvm::Linker::Flags::LinkOnlyNeeded);
   add_to_library(*r, std::move(shared));
   if (!r->outliving->refused.empty()) {

@@ -24,7 +24,8 @@
 // than this server's hard limits (it was started under prlimit) gets "stale": this server
 // stops, and the client starts one with its own limits.
 //
-// It stops: after kIdleSeconds without a run; when asked (stop); on SIGTERM, SIGINT or SIGHUP
+// It stops: after kIdleSeconds (5 minutes) without a run, so that the next test run finds
+// LibTorch loaded; when asked (stop); on SIGTERM, SIGINT or SIGHUP
 // (killing the runs); and, once its runs end, when lab04_test_runtime or this program changed
 // since it started (a rebuild: the next client starts a fresh server), or when it used up its
 // CPU time (SIGXCPU). No lab outlives it (PR_SET_PDEATHSIG), and a client that goes away
@@ -51,7 +52,7 @@ using namespace fast_lab;
 
 constexpr const char* kRuntime = FAST_LAB_RUNTIME;  // LibTorch
 constexpr const char* kModule = FAST_LAB_MODULE;    // the lab, as a module
-constexpr int kIdleSeconds = 30;
+constexpr int kIdleSeconds = 300;  // a test run, an edit, and the next test run
 
 struct FileId {
   dev_t dev = 0;

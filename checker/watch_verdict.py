@@ -4,8 +4,9 @@
 usage: watch_verdict.py [--lazy] [--memo DIR] [PROGRAM]
   PROGRAM     the lab, as the report names it
   --memo DIR  where verdicts are kept (memo.py)
-  --lazy      torch loads at the first job the memo cannot answer, not at once (the watch's
-              --once: torch loading beside the build slows the build)
+  --lazy      the judge starts at the first job the memo cannot answer, not at once (the
+              tests see with it that a kept verdict needs no judge; the watch starts the
+              judge at once, so that a verdict judged anew waits for no torch)
 
 The watch starts it once, beside the first build, and talks to it on standard input and output
 (the protocol is described in lab_watch.cpp): it says the cases and the limits of a run at

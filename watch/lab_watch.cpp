@@ -428,9 +428,7 @@ int main(int argc, char** argv) {
   }
   lab_argv.push_back(nullptr);
   if (g_signals < 0) return 1;
-  // The watch's checker loads torch while the lab builds; --once's only for a verdict it has
-  // not kept (a verdict kept needs no torch, and loading it beside the build slows the build).
-  if (check) start_checker(/*lazy=*/once);
+  if (check) start_checker();  // Python and torch load while the lab builds
 
   if (once) {  // only the module: build/lab04_attention is rebuilt by `cmake --build`
     if (!build({"lab04_module"})) return 1;

@@ -57,12 +57,10 @@ struct Checker {
   int job = 0;
 };
 Checker g_checker;
-bool g_lazy = false;  // as start_checker was asked
 
 }  // namespace
 
-void start_checker(bool lazy) {
-  g_lazy = lazy;
+void start_checker() {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return;
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -78,11 +76,11 @@ void start_checker(bool lazy) {
     dup2(in[0], STDIN_FILENO), dup2(out[1], STDOUT_FILENO), dup2(null, STDERR_FILENO);
     const char* script =
         "p=$(sh \"$1/find_torch_python\" 2>/dev/null) || { echo none; exit 0; }; "
-        "exec \"${p%% *}\" \"$1/watch_verdict.py\" $4 --memo \"$3\" \"$2\"";
+        "exec \"${p%% *}\" \"$1/watch_verdict.py\" --memo \"$3\" \"$2\"";
     std::string program = std::string(kBuildDir) + "/lab04_attention";  // as the report names it
     std::string memo = std::string(kBuildDir) + "/checker_memo";        // the verdicts it keeps
     execl("/bin/sh", "sh", "-c", script, "sh", kChecker, program.c_str(), memo.c_str(),
-          lazy ? "--lazy" : "", static_cast<char*>(nullptr));
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(in[0]), close(out[1]);
@@ -228,7 +226,7 @@ void say_check(const std::string& line) {
 // Runs the checker's cases on the lab just built and prints the checker's verdict. False when
 // a save cancelled it.
 bool verdict(const std::string& program) {
-  if (g_checker_pid < 0 && !g_checker.none) start_checker(g_lazy);  // after a failure: again
+  if (g_checker_pid < 0 && !g_checker.none) start_checker();  // after a failure: again
   if (g_checker_pid < 0) return true;
   Got got = g_checker.greeted ? Got::kLine : greeting();
   if (got == Got::kSaved) return false;

@@ -63,7 +63,7 @@ bool resident_build(Entry& entry, std::string& why);
 
 // The verdict (verdict.cpp): the checker starts with the watch and ends with it; verdict()
 // runs its cases on the lab just built and prints its lines, false when a save cancelled it.
-void start_checker(bool lazy);  // lazy: torch loads at the first verdict it must judge
+void start_checker();
 void end_checker();
 bool verdict(const std::string& program);
 

@@ -133,51 +133,62 @@ def warm(explainer, stream):
             explainer.shown(text, (m,), "x")
 
 
-def front(memo_folder, program, lazy):
-    """Greets, starts the judge (unless lazy), and answers each job: from the memo, or as the
-    judge does."""
-    out, stream = sys.stdout.buffer, sys.stdin.buffer
-    greet(out)
-    kept = memo.Memo(memo_folder)
-
-    def start_judge():
-        return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--judge", program],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    judge = None if lazy else start_judge()
+def serve(read, answer, out):
+    """Answers each job read() reads with answer(job), until the end of the input (0), a job it
+    cannot read (said on out: 1), or an answer that could not be given (False: 1)."""
     while True:
         try:
-            job = read_raw_job(stream)
+            job = read()
         except (ValueError, AssertionError) as e:
             out.write(("check: the checker could not read the watch's runs (%s)\n" % e).encode())
             out.flush()
             return 1
         if job is None:
             return 0
+        if answer(job) is False:
+            return 1
+
+
+def front(memo_folder, program, lazy):
+    """Greets, starts the judge (unless lazy), and answers each job: from the memo, or as the
+    judge does."""
+    out, stream = sys.stdout.buffer, sys.stdin.buffer
+    greet(out)
+    kept = memo.Memo(memo_folder)
+    judge = []  # the judge, once started
+
+    def start_judge():
+        judge.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--judge", program],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+    if not lazy:
+        start_judge()
+
+    def answer(job):
         ident, count, raw = job
         key = kept.key("watch", program, raw)
-        found = kept.get(key)
-        if found is not None:
-            out.write(("".join(line + "\n" for line in found) + "end %s\n" % ident).encode())
-            out.flush()
-            continue
-        judge = judge or start_judge()
-        judge.stdin.write(b"job %s %d\n" % (ident.encode(), count) + raw)
-        judge.stdin.flush()
-        answer, keep = [], False
-        for line in iter(judge.stdout.readline, b""):
-            line = line.rstrip(b"\n").decode("utf-8", "replace")
-            if line == "keep":
-                keep = True
-            elif line == "end " + ident:
-                break
+        lines = kept.get(key)
+        if lines is None:
+            if not judge:
+                start_judge()
+            judge[0].stdin.write(b"job %s %d\n" % (ident.encode(), count) + raw)
+            judge[0].stdin.flush()
+            lines, keep = [], False
+            for line in iter(judge[0].stdout.readline, b""):
+                line = line.rstrip(b"\n").decode("utf-8", "replace")
+                if line == "keep":
+                    keep = True
+                elif line == "end " + ident:
+                    break
+                else:
+                    lines.append(line)
             else:
-                answer.append(line)
-        else:
-            return 1  # the judge ended: so does this, and the watch starts the checker again
-        out.write(("".join(line + "\n" for line in answer) + "end %s\n" % ident).encode())
+                return False  # the judge ended: so does this, and the watch starts the checker again
+            if keep:
+                kept.put(key, lines)
+        out.write(("".join(line + "\n" for line in lines) + "end %s\n" % ident).encode())
         out.flush()
-        if keep:
-            kept.put(key, answer)
+        return True
+    return serve(lambda: read_raw_job(stream), answer, out)
 
 
 def judge_jobs(program):
@@ -201,15 +212,8 @@ def judge_jobs(program):
             out.flush()
         return 1
     warm(explainer, stream)
-    while True:
-        try:
-            job = read_job(stream, program)
-        except (ValueError, AssertionError) as e:
-            out.write(("check: the checker could not read the watch's runs (%s)\n" % e).encode())
-            out.flush()
-            return 1
-        if job is None:
-            return 0
+
+    def answer(job):
         ident, runs = job
         keep = True
         try:
@@ -219,6 +223,7 @@ def judge_jobs(program):
         text = "".join("check: %s\n" % cases.printable(line) for line in lines)
         out.write((text + ("keep\n" if keep else "") + "end %s\n" % ident).encode())
         out.flush()
+    return serve(lambda: read_job(stream, program), answer, out)
 
 
 def main(argv):

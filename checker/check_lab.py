@@ -160,7 +160,8 @@ def checked(args, runs, run_one, echo):
     kept = memo.Memo(args["memo"])
     key = kept.key("check_lab", "\n".join(args["cases"]), json.dumps(
         [[t, r.command, r.status, r.lines, r.err, r.ended, r.problem] for t, r in runs.items()]))
-    found = kept.get(key)
+    found = kept.get(key, lambda v: isinstance(v, dict) and isinstance(v.get("ok"), bool) and all(
+        isinstance(v.get(k), list) and all(isinstance(line, str) for line in v[k]) for k in ("echoed", "first", "report")))
     if found is not None:
         for line in found["echoed"]:
             echo(line)

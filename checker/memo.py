@@ -59,8 +59,9 @@ class Memo:
             h.update(b"%d:" % len(p) + p)
         return h.hexdigest()
 
-    def get(self, key):
-        """The value kept for key, or None."""
+    def get(self, key, valid=lambda value: True):
+        """The value kept for key, or None (also when valid(value) is false: an entry written
+        by hand)."""
         if not self.folder:
             return None
         path = os.path.join(self.folder, key + SUFFIX)
@@ -70,7 +71,7 @@ class Memo:
             os.utime(path)  # used: the last to go
         except (OSError, ValueError):
             return None
-        return value
+        return value if valid(value) else None
 
     def put(self, key, value):
         """Keeps value (JSON) for key; a folder that cannot be written keeps nothing."""

@@ -166,7 +166,7 @@ def front(memo_folder, program, lazy):
     def answer(job):
         ident, count, raw = job
         key = kept.key("watch", program, raw)
-        lines = kept.get(key)
+        lines = kept.get(key, lambda v: isinstance(v, list) and all(isinstance(line, str) for line in v))
         if lines is None:
             if not judge:
                 start_judge()

@@ -9,7 +9,8 @@ usage: memo_test.py LAB WRONG_LAB
 check_lab.py --memo: a second check of the same lab gives the same report, json and exit
 status without importing torch (python -X importtime says what was imported); the wrong lab
 after it is judged (NOT OK, its diagnosis), and the lesson again is OK; a copy of the checker
-whose code changed judges again; --memo with --grade, or on a file, is refused with one line
+whose code changed judges again, and so does one whose entries were written by hand in
+another shape; --memo with --grade, or on a file, is refused with one line
 and exit 2; the folder keeps at most memo.KEPT entries. watch_verdict.py, the watch's
 checker (--lazy): a second one fed the runs a first one judged answers as the first did,
 without starting its judge (the process that loads torch); the wrong lab's runs after them get
@@ -80,6 +81,13 @@ def ask(checker, job, ident):
     return lines + ["(the checker ended)"]
 
 
+def tamper(folder, value):
+    """Every entry of a memo folder written by hand: value, as JSON."""
+    for name in os.listdir(folder):
+        with open(os.path.join(folder, name), "w") as f:
+            json.dump(value, f)
+
+
 def children(pid):
     """How many processes have pid as their parent."""
     found = 0
@@ -127,6 +135,12 @@ def checked(lab, wrong, folder):
     checks.append(("the lesson after the wrong lab: OK again, exit 0", right_again[0] == 0 and right_again[1] == first[1],
                    (right_again[0], right_again[1][-300:])))
 
+    tamper(kept, {"ok": "yes", "echoed": 1})
+    handmade = check(lab, folder, "--memo", kept)
+    checks.append(("entries written by hand, of another shape, are not taken: judged anew, the same report, exit 0",
+                   handmade[0] == 0 and handmade[1] == first[1] and loaded_torch(handmade[2]),
+                   (handmade[0], loaded_torch(handmade[2]), outside_import_times(handmade[2])[-300:])))
+
     copy = os.path.join(folder, "checker")
     shutil.copytree(project.CHECKER, copy, ignore=shutil.ignore_patterns("__pycache__"))
     check(lab, folder, "--memo", kept, checker=copy)
@@ -168,6 +182,14 @@ def checked(lab, wrong, folder):
     judges_after = children(second_checker.pid)
     second_checker.stdin.close()
     second_checker.wait()
+    tamper(watch_kept, {"lines": 3})
+    third_checker = subprocess.Popen(
+        [PYTHON, os.path.join(project.CHECKER, "watch_verdict.py"), "--lazy", "--memo", watch_kept, "lab04_attention"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    rejudged = ask(third_checker, right_job, 1)
+    judges_third = children(third_checker.pid)
+    third_checker.stdin.close()
+    third_checker.wait()
     checks.append(("the watch's checker: the lesson's runs judged right", judged[-1:] == [
         "check: every STEP matches the reference in all %d cases\n" % len(cases.DEFAULT_CASES)], judged))
     checks.append(("another checker given the same runs: the same answer, and no judge started (no torch)",
@@ -175,6 +197,8 @@ def checked(lab, wrong, folder):
     checks.append(("then the wrong lab's runs: a judge started, and NOT OK with the known mistake named",
                    judges_after == 1 and any(l.startswith("check: NOT OK") for l in wrong_answer)
                    and any("softmax" in l for l in wrong_answer), (judges_after, wrong_answer)))
+    checks.append(("the watch's checker, its entries written by hand: judged anew (a judge started), the same answer",
+                   rejudged == judged and judges_third == 1, (judges_third, rejudged)))
     return checklist.report(checks)
 
 

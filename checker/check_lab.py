@@ -67,7 +67,8 @@ class Usage(Exception):
 
 
 def parse_args(argv):
-    """The command line as a dict: lab, cases, timeout, report, json, name, grade, points, step, gradescope."""
+    """The command line as a dict: lab, cases, timeout, report, json, name, grade, points, step, gradescope,
+    draw, memo."""
     args = {"timeout": TIMEOUT, "report": None, "json": None, "name": None, "grade": False, "points": [1.0] * cases.STEPS,
             "step": None, "gradescope": None, "draw": None, "memo": None}
     options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope", "--draw",
@@ -123,8 +124,8 @@ def parse_args(argv):
         except ValueError as e:
             raise Usage(str(e))
     if not argv or argv[0].startswith("-"):
-        raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--grade [--points "
-                    "P1,...,P7] [--step N] [--gradescope FILE]] LAB [CASE ...] (see the top of the file)")
+        raise Usage("usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--memo DIR] [--grade "
+                    "[--points P1,...,P7] [--step N] [--gradescope FILE]] LAB [CASE ...] (see the top of the file)")
     if args["draw"] is not None and argv[1:]:
         raise Usage("--draw gives the cases: name no CASE with it")
     default = cases.draw_grade_cases(args["draw"]) if args["draw"] is not None else cases.GRADE_CASES

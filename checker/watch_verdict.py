@@ -155,25 +155,22 @@ def front(memo_folder, program, lazy):
     out, stream = sys.stdout.buffer, sys.stdin.buffer
     greet(out)
     kept = memo.Memo(memo_folder)
-    judge = []  # the judge, once started
-
     def start_judge():
-        judge.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--judge", program],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE))
-    if not lazy:
-        start_judge()
+        return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--judge", program],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    judge = None if lazy else start_judge()
 
     def answer(job):
+        nonlocal judge
         ident, count, raw = job
         key = kept.key("watch", program, raw)
         lines = kept.get(key, lambda v: isinstance(v, list) and all(isinstance(line, str) for line in v))
         if lines is None:
-            if not judge:
-                start_judge()
-            judge[0].stdin.write(b"job %s %d\n" % (ident.encode(), count) + raw)
-            judge[0].stdin.flush()
+            judge = judge or start_judge()
+            judge.stdin.write(b"job %s %d\n" % (ident.encode(), count) + raw)
+            judge.stdin.flush()
             lines, keep = [], False
-            for line in iter(judge[0].stdout.readline, b""):
+            for line in iter(judge.stdout.readline, b""):
                 line = line.rstrip(b"\n").decode("utf-8", "replace")
                 if line == "keep":
                     keep = True

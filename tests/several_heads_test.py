@@ -50,7 +50,8 @@ class Reference:
 
     def output(self, *args, **options):
         key = self.kept.key("several_heads_lab", self.source, repr(args), repr(sorted(options.items())))
-        found = self.kept.get(key)
+        found = self.kept.get(key, lambda v: isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+                              and isinstance(v[1], int))
         if found is None:
             from several_heads_lab import lab_output  # loads torch
             found = list(lab_output(*args, **options))

@@ -1,10 +1,12 @@
 """The tests' fast path (tests/fast_lab/): build/tests/lab04_fast cannot be told from
 build/lab04_attention but by its speed, and leaves nothing behind.
 
-usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME
+usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME [PARSER]
 
   CLIENT   build/tests/lab04_fast      SERVER   build/tests/lab04_fast_server
   LAB      build/lab04_attention       RUNTIME  build/tests/liblab04_test_runtime.so
+  PARSER   build/tests/parse_options_test, the server's second program (its module), whose
+           client without a server loads LibTorch and the module itself
 
 Checks, each against the real lab: the same output, errors and exit status (0, 1, 2, 3), on a
 pipe, a terminal and /dev/full, from a copy in another folder; the lab's working folder and
@@ -12,7 +14,8 @@ limits are the client's; a signal to the client reaches the lab and the client d
 so does a crash of the lab (SIGSEGV); a client killed outright leaves no lab running; a server
 killed during a run: one line and exit 125, no lab left; a client in a namespace of its own is
 refused and runs the real lab; eight clients at once with no server start one; a rebuilt
-runtime replaces the server; stop leaves no process. Prints OK or NOT OK for each.
+runtime replaces the server; stop leaves no process; the option parser's test prints the same
+through the server as in a process of its own. Prints OK or NOT OK for each.
 """
 import fcntl
 import os
@@ -123,10 +126,11 @@ def gone(pid):
 
 def main(argv):
     global SERVER
-    if len(argv) != 4:
-        print("fast_lab_test: usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME", file=sys.stderr)
+    if len(argv) not in (4, 5):
+        print("fast_lab_test: usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME [PARSER]", file=sys.stderr)
         return 2
-    client, SERVER, lab, runtime = (os.path.realpath(a) for a in argv)
+    client, SERVER, lab, runtime = (os.path.realpath(a) for a in argv[:4])
+    parser = os.path.realpath(argv[4]) if len(argv) == 5 else None
     checks = []
     subprocess.run([SERVER, "stop"], check=True)
 
@@ -200,6 +204,12 @@ def main(argv):
         fast, real = run(["unshare", "--mount", client, "--digits", "3"]), run([lab, "--digits", "3"])
         checks.append(("a client in a namespace of its own runs the real lab, with the same output",
                        fast == real, fast))
+        # The option parser's test: the server's run, and its own without a server (refused).
+        for args in ([], ["7", "300"]) if parser else ():
+            served, alone = run([parser] + args), run(["unshare", "--mount", parser] + args)
+            checks.append(("the option parser's test %s prints the same, exit %d, through the server as in "
+                           "its own process" % (" ".join(args) or "(the table and the fuzz)", alone[0]),
+                           served == alone and b" passed, 0 failed" in alone[1], (served, alone)))
 
     # Eight clients at once, no server: one is started, and each prints the lab's output.
     subprocess.run([SERVER, "stop"], check=True)

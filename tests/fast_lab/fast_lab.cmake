@@ -22,22 +22,34 @@ set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/runtime.cpp PROPERTIES SKI
 # symbols to themselves (-Bsymbolic): program objects then serve a module (g++'s are built
 # -fPIC by lab_settings).
 add_library(lab04_test_module MODULE $<TARGET_OBJECTS:lab04_lesson>)
-foreach(target lab04_test_runtime lab04_test_module)
+# The option parser's test (tests/parse_options_test.cpp) is the server's second program: a
+# module of its own, and build/tests/parse_options_test a client of it, which without a server
+# loads LibTorch and the module itself. Its 0.5 s of LibTorch's start was the longest part of a
+# failing test run, and the executable's link with LibTorch the longest of a rebuild.
+add_library(parse_options_object OBJECT ${CMAKE_CURRENT_LIST_DIR}/../parse_options_test.cpp)
+lab_settings(parse_options_object)
+add_library(parse_options_module MODULE $<TARGET_OBJECTS:parse_options_object>)
+foreach(target lab04_test_runtime lab04_test_module parse_options_module)
   target_link_options(${target} PRIVATE -Wl,-Bsymbolic)
 endforeach()
 set(fast_dir ${CMAKE_CURRENT_BINARY_DIR})
-set(fast_paths FAST_LAB_FOLDER="${fast_dir}" FAST_LAB_SERVER="$<TARGET_FILE:lab04_fast_server>")
+set(fast_paths FAST_LAB_FOLDER="${fast_dir}" FAST_LAB_SERVER="$<TARGET_FILE:lab04_fast_server>"
+               FAST_LAB_RUNTIME="$<TARGET_FILE:lab04_test_runtime>")
 add_executable(lab04_fast_server ${CMAKE_CURRENT_LIST_DIR}/server.cpp)
 add_executable(lab04_fast ${CMAKE_CURRENT_LIST_DIR}/client.cpp)
-foreach(target lab04_fast_server lab04_fast)  # small and plain: neither links LibTorch
+add_executable(parse_options_test ${CMAKE_CURRENT_LIST_DIR}/client.cpp)
+foreach(target lab04_fast_server lab04_fast parse_options_test)  # small and plain: no LibTorch
   lab_standard(${target})
   target_compile_definitions(${target} PRIVATE ${fast_paths})
+  target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
 endforeach()
-target_compile_definitions(lab04_fast_server PRIVATE FAST_LAB_RUNTIME="$<TARGET_FILE:lab04_test_runtime>"
-                                                     FAST_LAB_MODULE="$<TARGET_FILE:lab04_test_module>")
-target_link_libraries(lab04_fast_server PRIVATE ${CMAKE_DL_LIBS})
-target_compile_definitions(lab04_fast PRIVATE FAST_LAB_REAL_LAB="$<TARGET_FILE:lab04_attention>")
+target_compile_definitions(lab04_fast_server PRIVATE FAST_LAB_MODULE="$<TARGET_FILE:lab04_test_module>"
+                                                     FAST_LAB_PARSER_MODULE="$<TARGET_FILE:parse_options_module>")
+target_compile_definitions(lab04_fast PRIVATE FAST_LAB_PROGRAM=0 FAST_LAB_REAL_LAB="$<TARGET_FILE:lab04_attention>")
+target_compile_definitions(parse_options_test PRIVATE FAST_LAB_PROGRAM=1
+                                                      FAST_LAB_MODULE="$<TARGET_FILE:parse_options_module>")
 add_dependencies(lab04_fast lab04_fast_server lab04_test_module lab04_test_runtime lab04_attention)
+add_dependencies(parse_options_test lab04_fast_server parse_options_module lab04_test_runtime)
 set(fast_lab $<TARGET_FILE:lab04_fast>)
 
 # Every test that runs the client requires the fixture fast_lab: the checker's server (the

@@ -48,7 +48,7 @@ constexpr const char* kServer = FAST_LAB_SERVER;  // build/tests/lab04_fast_serv
 
 // A request starts with a Header, sent with the client's descriptors (SCM_RIGHTS); a run's
 // payload follows. Every answer and every later message is a Record.
-constexpr uint32_t kMagic = 0x4c344632;  // "L4F2": a server of another version answers nothing
+constexpr uint32_t kMagic = 0x4c344633;  // "L4F3": a server of another version answers nothing
 enum Kind : uint32_t {
   kRun = 'R',      // client: run the lab (payload: Fixed, then argv and environ)
   kPing = 'P',     // client: are you fresh? (answer kOk or kStale)
@@ -83,7 +83,8 @@ struct Fixed {                        // a run's payload, before argc + envc NUL
   uint64_t blocked = 0, ignored = 0;  // bit n-1: signal n blocked, ignored (SIG_IGN)
   uint64_t limits[kLimitCount][2] = {};
   uint64_t stack[2] = {};
-  cpu_set_t cpus{};  // OpenMP counts them when LibTorch loads: must be the server's
+  cpu_set_t cpus{};      // OpenMP counts them when LibTorch loads: must be the server's
+  uint32_t program = 0;  // which of the server's programs: 0 the lab, 1 the option parser's test
   uint32_t argc = 0, envc = 0;
 };
 

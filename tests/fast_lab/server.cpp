@@ -14,6 +14,8 @@
 // 0, 1 and 2, environment, working folder, umask, signal mask and ignored signals and resource
 // limits, loads the lab as a module (lab04_test_module, built from the program's own object,
 // loaded anew in each child: a rebuilt lab is always the one run) and calls its main. The
+// option parser's test (build/tests/parse_options_test, a client too) runs the same way, from
+// its own module. The
 // child's wait status goes back to the client, which ends the same way. The lab writes to the
 // client's own descriptors, so a terminal, a pipe or /dev/full is what it writes to.
 //
@@ -51,7 +53,10 @@ namespace {
 using namespace fast_lab;
 
 constexpr const char* kRuntime = FAST_LAB_RUNTIME;  // LibTorch
-constexpr const char* kModule = FAST_LAB_MODULE;    // the lab, as a module
+// The programs it runs, as modules, by their number in a request (Fixed::program): the lab,
+// and the option parser's test (tests/parse_options_test.cpp, the lab included in it).
+constexpr const char* kModules[] = {FAST_LAB_MODULE, FAST_LAB_PARSER_MODULE};
+constexpr uint32_t kPrograms = sizeof kModules / sizeof kModules[0];
 constexpr int kIdleSeconds = 300;  // a test run, an edit, and the next test run
 
 struct FileId {
@@ -163,7 +168,7 @@ void buffer_as_stdbuf(FILE* stream, const char* mode) {
     if ((r.fixed.blocked >> (sig - 1)) & 1) sigaddset(&mask, sig);
   sigprocmask(SIG_SETMASK, &mask, nullptr);
 
-  void* lab = dlopen(kModule, RTLD_NOW | RTLD_LOCAL);
+  void* lab = dlopen(kModules[r.fixed.program], RTLD_NOW | RTLD_LOCAL);
   auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
   if (!lab_main) {
     std::fprintf(stderr, "lab04_fast: could not load the lab: %s\n", dlerror());
@@ -220,6 +225,7 @@ const char* cannot_serve(int fd, const Request& r, const std::vector<std::string
       r.fixed.stack[1] != uint64_t(g_start.stack.rlim_max))
     return "another stack limit";
   if (r.fixed.fds >= 8 || r.count != __builtin_popcount(r.fixed.fds) + 1) return "descriptors";
+  if (r.fixed.program >= kPrograms) return "an unknown program";
   return nullptr;
 }
 

@@ -4,8 +4,9 @@ limits or reads it against its time.
 usage: engine_rule_test.py WORK_DIR
 
 The rule, as the code holds it:
-- Resource limits are set in two files only: the engine (engine/run.cpp) and the tests' fast
-  path (tests/fast_lab/server.cpp, whose lab takes on the limits its client already has). Read
+- Resource limits are set in two files only: the engine (engine/run.cpp) and its stand-in
+  (engine/stand_in.h, whose program takes on the limits its client already has: the tests'
+  lab server's and the watch's --once server's). Read
   from the source of every product folder and the fast path: a setrlimit() or prlimit() call
   in C++, resource.setrlimit or a "prlimit" command word in Python, ulimit or prlimit in a
   shell script. One exception, named with its reason: grader/deadlines.py bounds git reading a
@@ -35,7 +36,7 @@ import sandbox  # noqa: E402  (the checker's)
 
 PRODUCT = ["checker", "grader", "instructor", "engine", "watch", "cmake", "tools", os.path.join("tests", "fast_lab")]
 ALLOWED = {os.path.join("engine", "run.cpp"): "the engine",
-           os.path.join("tests", "fast_lab", "server.cpp"): "the tests' fast path, which gives its lab its client's limits"}
+           os.path.join("engine", "stand_in.h"): "the stand-in, which gives its program its client's limits"}
 NOT_A_LAB = {os.path.join("grader", "deadlines.py"): "git reading a student's repository at its deadline"}
 C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
 SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)

@@ -41,6 +41,7 @@ add_executable(parse_options_test ${CMAKE_CURRENT_LIST_DIR}/client.cpp)
 foreach(target lab04_fast_server lab04_fast parse_options_test)  # small and plain: no LibTorch
   lab_standard(${target})
   target_compile_definitions(${target} PRIVATE ${fast_paths})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engine)  # stand_in.h
   target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
 endforeach()
 target_compile_definitions(lab04_fast_server PRIVATE FAST_LAB_MODULE="$<TARGET_FILE:lab04_test_module>"

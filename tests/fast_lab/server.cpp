@@ -59,114 +59,20 @@ constexpr const char* kModules[] = {FAST_LAB_MODULE, FAST_LAB_PARSER_MODULE};
 constexpr uint32_t kPrograms = sizeof kModules / sizeof kModules[0];
 constexpr int kIdleSeconds = 300;  // a test run, an edit, and the next test run
 
-struct FileId {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  timespec mtime{};
-  off_t size = -1;
-  bool operator==(const FileId& o) const {
-    return dev == o.dev && ino == o.ino && mtime.tv_sec == o.mtime.tv_sec &&
-           mtime.tv_nsec == o.mtime.tv_nsec && size == o.size;
-  }
-};
-FileId file_id(const char* path) {
-  struct stat st {};
-  if (stat(path, &st) != 0) return {};
-  return {st.st_dev, st.st_ino, st.st_mtim, st.st_size};
-}
-
-// What this process was started with, that a child cannot change: compared with each client's.
-struct Start {
-  FileId runtime, program, socket;
-  std::set<std::string> load_env;  // the variables read as LibTorch loads
-  cpu_set_t cpus{};
-  rlimit stack{};
-  std::string ns[5];
-};
+// What this process was started with, that a child cannot change: compared with each client's;
+// and what a rebuild changes.
 Start g_start;
+FileId g_runtime, g_program, g_socket;
 Place g_place;  // this server's socket and start lock
-constexpr const char* kNamespaces[] = {"mnt", "pid", "user", "net", "ipc"};
-
-std::set<std::string> load_env(const std::vector<std::string>& env) {
-  std::set<std::string> kept;
-  for (const std::string& e : env)
-    if (read_at_load(e)) kept.insert(e);
-  return kept;
-}
-
-std::string ns_of(const std::string& proc, const char* name) {
-  char link[256] = "";
-  ssize_t n = readlink((proc + "/ns/" + name).c_str(), link, sizeof link - 1);
-  return n > 0 ? std::string(link, size_t(n)) : "?";
-}
 
 // --- the child: becomes the client's lab ------------------------------------------------
-
-struct Request {
-  Fixed fixed;
-  std::vector<char> strings;      // argv then environ, NUL-terminated
-  int fds[4] = {-1, -1, -1, -1};  // the client's 0, 1, 2 (those sent) and working folder
-  int count = 0;                  // descriptors received
-};
-
-void close_received(Request& r) {
-  for (int i = 0; i < r.count; ++i) close(r.fds[i]);
-  r.count = 0;
-}
-
-// Sets a stdio stream's buffering as stdbuf's library would from _STDBUF_O or _STDBUF_E:
-// L by lines, 0 unbuffered, else a buffer of that many bytes (K, M, G: times 1024, 1024^2, ...).
-void buffer_as_stdbuf(FILE* stream, const char* mode) {
-  if (!mode || !*mode) return;
-  if (std::strcmp(mode, "L") == 0) {
-    std::setvbuf(stream, nullptr, _IOLBF, 0);
-  } else if (std::strcmp(mode, "0") == 0) {
-    std::setvbuf(stream, nullptr, _IONBF, 0);
-  } else {
-    char* end = nullptr;
-    unsigned long long size = std::strtoull(mode, &end, 10);
-    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    size <<= shift;
-    if (size > 0 && size < (1ull << 31))
-      std::setvbuf(stream, static_cast<char*>(std::malloc(size)), _IOFBF, size);
-  }
-}
 
 [[noreturn]] void become_lab(Request& r, std::vector<char*>& argv, std::vector<char*>& env,
                              pid_t server) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);     // never outlives the server
   if (getppid() != server) _exit(125);  // it died before that was set
   setpgid(0, 0);                        // its leftovers are killed with its group
-  for (int sig = 1; sig < NSIG; ++sig)
-    if (sig != SIGKILL && sig != SIGSTOP)
-      signal(sig, (r.fixed.ignored >> (sig - 1)) & 1 ? SIG_IGN : SIG_DFL);
-  int at = 0;
-  for (int fd = 0; fd < 3; ++fd) {
-    if ((r.fixed.fds >> fd) & 1) {
-      if (dup2(r.fds[at++], fd) < 0) _exit(125);
-    } else {
-      close(fd);
-    }
-  }
-  if (fchdir(r.fds[at]) != 0) _exit(125);
-  if (close_range(3, ~0u, 0) != 0)
-    for (int fd = 3; fd < 65536; ++fd) close(fd);
-  umask(mode_t(r.fixed.umask));
-  for (int i = 0; i < kLimitCount; ++i) {
-    rlimit limit{rlim_t(r.fixed.limits[i][0]), rlim_t(r.fixed.limits[i][1])};
-    if (setrlimit(kLimits[i], &limit) != 0) _exit(125);  // checked before the fork
-  }
-  environ = env.data();
-  buffer_as_stdbuf(stdout, getenv("_STDBUF_O"));
-  buffer_as_stdbuf(stderr, getenv("_STDBUF_E"));
-  program_invocation_name = argv[0];
-  const char* slash = std::strrchr(argv[0], '/');
-  program_invocation_short_name = slash ? const_cast<char*>(slash + 1) : argv[0];
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int sig = 1; sig < NSIG && sig <= 64; ++sig)
-    if ((r.fixed.blocked >> (sig - 1)) & 1) sigaddset(&mask, sig);
-  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  if (!take_descriptors(r) || !take_context(r, argv, env)) _exit(125);  // limits checked before
 
   void* lab = dlopen(kModules[r.fixed.program], RTLD_NOW | RTLD_LOCAL);
   auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
@@ -195,94 +101,14 @@ void say(const char* what) { std::fprintf(stderr, "lab04_fast_server: %s\n", wha
 // removed only while it is still this server's (a fresh server may have taken it).
 void stop_listening() {
   if (g_listen < 0) return;
-  if (file_id(g_place.socket.c_str()) == g_start.socket) unlink(g_place.socket.c_str());
+  if (file_id(g_place.socket.c_str()) == g_socket) unlink(g_place.socket.c_str());
   close(g_listen);
   g_listen = -1;
 }
 
 bool stale() {
-  return !(file_id(kRuntime) == g_start.runtime) || !(file_id(kServer) == g_start.program) ||
-         !(file_id(g_place.socket.c_str()) == g_start.socket);
-}
-
-// Why this client cannot be served (nullptr: it can).
-const char* cannot_serve(int fd, const Request& r, const std::vector<std::string>& env) {
-  ucred peer{};
-  socklen_t size = sizeof peer;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.pid <= 0) return "no peer";
-  if (peer.uid != geteuid()) return "another user";
-  std::string proc = "/proc/" + std::to_string(peer.pid);
-  for (int i = 0; i < 5; ++i)
-    if (ns_of(proc, kNamespaces[i]) != g_start.ns[i]) return "another namespace";
-  struct stat root {
-  }, own{};
-  if (stat((proc + "/root").c_str(), &root) != 0 || stat("/", &own) != 0 ||
-      root.st_dev != own.st_dev || root.st_ino != own.st_ino)
-    return "another root";
-  if (load_env(env) != g_start.load_env) return "another environment for LibTorch's start";
-  if (!CPU_EQUAL(&r.fixed.cpus, &g_start.cpus)) return "another CPU affinity";
-  if (r.fixed.stack[0] != uint64_t(g_start.stack.rlim_cur) ||
-      r.fixed.stack[1] != uint64_t(g_start.stack.rlim_max))
-    return "another stack limit";
-  if (r.fixed.fds >= 8 || r.count != __builtin_popcount(r.fixed.fds) + 1) return "descriptors";
-  if (r.fixed.program >= kPrograms) return "an unknown program";
-  return nullptr;
-}
-
-bool limits_too_high(const Request& r) {  // a child can lower its limits, never raise them
-  for (int i = 0; i < kLimitCount; ++i) {
-    rlimit own{};
-    getrlimit(kLimits[i], &own);
-    if (own.rlim_max != RLIM_INFINITY &&
-        (r.fixed.limits[i][0] > own.rlim_max || r.fixed.limits[i][1] > own.rlim_max))
-      return true;
-  }
-  return false;
-}
-
-bool receive(int fd, Header& h, Request& r) {
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-  iovec io{&h, sizeof h};
-  msghdr m{};
-  m.msg_iov = &io;
-  m.msg_iovlen = 1;
-  m.msg_control = control;
-  m.msg_controllen = sizeof control;
-  ssize_t n;
-  while ((n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-  }
-  for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&m) : nullptr; c; c = CMSG_NXTHDR(&m, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    int count = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    for (int i = 0; i < count; ++i) {
-      int got;
-      std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
-      if (r.count < 4) {
-        r.fds[r.count++] = got;
-      } else {
-        close(got);
-      }
-    }
-  }
-  if (n <= 0 || (m.msg_flags & MSG_CTRUNC)) return false;
-  if (size_t(n) < sizeof h && !read_all(fd, reinterpret_cast<char*>(&h) + n, sizeof h - size_t(n)))
-    return false;
-  if (h.magic != kMagic || h.length > kMaxPayload) return false;
-  if (h.kind != kRun) return h.length == 0;
-  if (h.length < sizeof r.fixed || !read_all(fd, &r.fixed, sizeof r.fixed)) return false;
-  r.strings.resize(h.length - sizeof r.fixed);
-  return read_all(fd, r.strings.data(), r.strings.size());
-}
-
-// Splits the strings of a run into argv and environ; false if they do not match the counts.
-bool split(Request& r, std::vector<char*>& argv, std::vector<char*>& env) {
-  if (r.strings.empty() || r.strings.back() != '\0' || r.fixed.argc == 0) return false;
-  for (size_t at = 0; at < r.strings.size(); at += std::strlen(&r.strings[at]) + 1)
-    (argv.size() < r.fixed.argc ? argv : env).push_back(&r.strings[at]);
-  bool counts = argv.size() == r.fixed.argc && env.size() == r.fixed.envc;
-  argv.push_back(nullptr);
-  env.push_back(nullptr);
-  return counts;
+  return !(file_id(kRuntime) == g_runtime) || !(file_id(kServer) == g_program) ||
+         !(file_id(g_place.socket.c_str()) == g_socket);
 }
 
 // A new connection: its request is read at once (a client writes it whole as it connects).
@@ -321,8 +147,8 @@ void accept_client() {
   }
   std::vector<char*> argv, env;
   bool whole = split(r, argv, env);
-  const char* why =
-      whole ? cannot_serve(fd, r, server_environment(env.data())) : "a malformed request";
+  const char* why = whole ? cannot_serve(fd, r, server_environment(env.data()), g_start, kPrograms)
+                          : "a malformed request";
   if (why) {  // said where it can be read: serve run by hand (a daemon's stderr is /dev/null)
     std::fprintf(stderr, "lab04_fast_server: refused a client: %s\n", why);
     send_record(fd, kRefused);
@@ -389,12 +215,9 @@ int serve(int lock) {
     say("cannot take the start lock");
     return 1;
   }
-  g_start.runtime = file_id(kRuntime);
-  g_start.program = file_id(kServer);
-  g_start.load_env = load_env(server_environment(environ));
-  sched_getaffinity(0, sizeof g_start.cpus, &g_start.cpus);
-  getrlimit(RLIMIT_STACK, &g_start.stack);
-  for (int i = 0; i < 5; ++i) g_start.ns[i] = ns_of("/proc/self", kNamespaces[i]);
+  g_runtime = file_id(kRuntime);
+  g_program = file_id(kServer);
+  g_start = start_of_this_process();
   if (!dlopen(kRuntime, RTLD_NOW | RTLD_GLOBAL)) {  // LibTorch, once, for every run to come
     std::fprintf(stderr, "lab04_fast_server: could not load LibTorch: %s\n", dlerror());
     return 1;
@@ -417,7 +240,7 @@ int serve(int lock) {
     return 1;
   }
   if (folder >= 0) close(folder);
-  g_start.socket = file_id(g_place.socket.c_str());
+  g_socket = file_id(g_place.socket.c_str());
   close(lock);  // ready: clients waiting for the lock connect now
 
   timespec idle_since{};

@@ -9,6 +9,9 @@ the lesson; the first wrong STEP and the diagnosis for a known mistake; one line
 and for a case that hangs (within the checker's time limit); which STEP is not written yet for
 a starter's blank; a save during a verdict cancels it; --no-check leaves it out, and without a
 Python that can import torch it says so once (root only: torch is hidden in a mount namespace).
+--once after the first is served by the server the first started (the same process for each,
+one for each environment LibTorch starts in); a served --once ended by a signal dies of it and
+its run is stopped; --stop ends the servers.
 
 usage: watch_test.py PROJECT_DIR WORK_DIR
 
@@ -167,6 +170,72 @@ def once_checks(work, rebuild_run):
             rebuild_run, options, what, "no verdict" if lab.returncode == 2 else "the verdict: all right"), ok,
                        "exit %d (lab %d)\nstdout %r\nlab's  %r\nstderr %r" % (
                            got.returncode, lab.returncode, got.stdout[-300:], lab.stdout[-300:], got.stderr[-300:])))
+    return checks
+
+
+def servers_of(work):
+    """The --once servers of the copy's build folder (watch/once_server.cpp): {pid: its children}."""
+    program = os.path.join(work, "build", "lab04_watch")
+    found, parents = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                line = f.read().split(b"\0")
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            exe = os.readlink("/proc/%s/exe" % entry)
+        except OSError:
+            continue
+        if fields[0] == "Z":
+            continue
+        parents[int(entry)] = (int(fields[1]), exe)
+        if line[1:3] == [b"--serve", b"3"] and exe == program:
+            found[int(entry)] = []
+    for pid, (parent, exe) in parents.items():
+        if parent in found:
+            found[parent].append(exe)
+    return found
+
+
+def served_checks(work, rebuild_run):
+    """--once, served: after the runs of once_checks, one server answers each --once (the same
+    process), a client in another environment for LibTorch has a server of its own, a client
+    ended by a signal dies of it and its run is stopped, and --stop leaves no server."""
+    watch = os.path.join(work, "build", "lab04_watch")
+    before = servers_of(work)
+    lab = subprocess.run([os.path.join(work, "build", "lab04_attention"), "--digits", "5"], capture_output=True,
+                         text=True)
+    got = subprocess.run(["bash", "-c", rebuild_run + " --digits 5"], cwd=work, capture_output=True, text=True,
+                         timeout=WAIT)
+    after = servers_of(work)
+    checks = [("--once again: the server that ran the --once before it runs it, as build/lab04_attention prints",
+               len(before) == 1 and set(after) == set(before) and got.stdout == lab.stdout and got.returncode == 0,
+               "servers before %s, after %s; exit %d" % (before, after, got.returncode))]
+    got = subprocess.run(["bash", "-c", rebuild_run + " --digits 5"], cwd=work, capture_output=True, text=True,
+                         timeout=WAIT, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    others = servers_of(work)
+    checks.append(("--once with another OMP_NUM_THREADS: a server of its own, and the same bytes",
+                   len(others) == 2 and set(after) < set(others) and got.stdout == lab.stdout, (others, got.returncode)))
+    # A long run, and the client ended by SIGTERM meanwhile: it dies of it, the run is stopped.
+    client = subprocess.Popen(["bash", "-c", "exec " + rebuild_run + " -T 4096 -C 512 --head 64 --verbose"],
+                              cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + WAIT
+    while time.time() < deadline and not any(watch in kids for kids in servers_of(work).values()):
+        time.sleep(0.02)  # the server's run of the lab (a forked child: the watch's program)
+    running = any(watch in kids for kids in servers_of(work).values())
+    client.send_signal(signal.SIGTERM)
+    status = client.wait(30)
+    deadline = time.time() + 5
+    while time.time() < deadline and any(watch in kids for kids in servers_of(work).values()):
+        time.sleep(0.05)
+    left = servers_of(work)
+    checks.append(("SIGTERM to a served --once during its run: the client dies of it and the run is stopped",
+                   running and status == -signal.SIGTERM and not any(watch in kids for kids in left.values()),
+                   "run seen %s, client %s, servers' children %s" % (running, status, left)))
+    subprocess.run([watch, "--stop"], timeout=60)
+    checks.append(("build/lab04_watch --stop: no server left", not servers_of(work), servers_of(work)))
     return checks
 
 
@@ -345,6 +414,7 @@ def main(argv):
 
         save(lab_cpp, lesson)
         checks += once_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip())
+        checks += served_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip())
         try:
             bad = subprocess.run([os.path.join(work, "build", "lab04_watch"), "--tokens", "0"], cwd=work,
                                  capture_output=True, text=True, timeout=30)
@@ -357,6 +427,7 @@ def main(argv):
     finally:
         for watch in watches:
             watch.kill()
+        subprocess.run([os.path.join(work, "build", "lab04_watch"), "--stop"], capture_output=True, timeout=60)
     return checklist.report(checks)
 
 

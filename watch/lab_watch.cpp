@@ -67,6 +67,7 @@ sigset_t g_handled;        // SIGINT, SIGTERM, SIGHUP and SIGCHLD: read from g_s
 int g_signals = -1;        // a signalfd for them
 pid_t g_build_group = -1;  // the build's process group while it runs
 int g_inotify = -1;        // the lab's folder, watched for saves (not with --once)
+int g_client = -1;         // a served --once: its client's connection (once_server.cpp)
 timespec g_save{};         // when the lab that is built and run now was saved
 bool g_saved = false;      // saved again since then: what runs now is out of date
 pid_t g_checker_pid = -1;  // the checker (checker/watch_verdict.py), in a process group of its own
@@ -110,13 +111,16 @@ int stop_signal() {
 // Waits until `fd` is readable (fd -1: never) or a child changed state. Returns true when fd is
 // readable; a stop signal ends the watch here.
 bool wait_for(int fd) {
-  pollfd fds[2] = {{g_signals, POLLIN, 0}, {fd, POLLIN, 0}};
-  while (poll(fds, fd >= 0 ? 2 : 1, -1) < 0) {
+  pollfd fds[3] = {{g_signals, POLLIN, 0}, {fd, POLLIN, 0}, {g_saved ? -1 : g_client, POLLIN, 0}};
+  while (poll(fds, 3, -1) < 0) {
     if (errno != EINTR) return false;
   }
   if (fds[0].revents & POLLIN) {
     if (int sig = stop_signal()) stop(sig);
   }
+  // A served --once whose client was interrupted: its build is stopped (Ninja removes
+  // half-written files), and what follows is cancelled (saved_again()).
+  if (fds[2].revents && saved_again() && g_build_group > 0) kill(-g_build_group, SIGTERM);
   return fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP));
 }
 
@@ -332,14 +336,13 @@ int lab_main(std::vector<char*>& argv) {
 
 // Whether the lab was saved again since the build that runs now (reads the pending events).
 bool saved_again() {
+  if (g_client >= 0 && !g_saved) return g_saved = client_interrupted();
   if (g_inotify < 0 || g_saved) return g_saved;
   alignas(inotify_event) char events[8192];
   while (read(g_inotify, events, sizeof events) > 0) {
   }
   return g_saved = !same(modified(kSource), g_save);
 }
-
-constexpr int kCancelled = -2;  // run()'s status when a save stopped the run
 
 // Runs `lab` (the lab's main) through the run engine, as a child process that starts from the
 // state of this one: LibTorch loaded, nothing of the lab's yet. A save of the lab cancels the
@@ -350,11 +353,13 @@ engine::Run run_in_child(engine::Job job, std::function<int()> lab) {
   job.enter = [] {
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_UNBLOCK, &g_handled, nullptr);
+    take_clients_context();  // a served --once: what the client's process would have had
   };
   job.own_session = false;   // the student's session: its terminal, its Ctrl-C
   job.lab = std::move(lab);  // _exit after it: LibTorch's state is the watch's, kept for every run
   job.wake_on = {g_signals};
   if (g_inotify >= 0) job.wake_on.push_back(g_inotify);
+  if (g_client >= 0) job.wake_on.push_back(g_client);
   int stopped_by = 0;  // a signal that stops the watch: the run is cancelled, then the watch ends
   job.woken = [&stopped_by](int fd) {
     if (fd == g_signals) return (stopped_by = stop_signal()) != 0;
@@ -388,6 +393,38 @@ std::string how_it_ended(int status) {  // "" for exit status 0
   return "";
 }
 
+// The lab's arguments, from the watch's (argv): the program's path, then every argument but
+// --once (the first) and --no-check, which clears `check`.
+std::vector<std::string> lab_arguments(int argc, char** argv, bool& check) {
+  std::vector<std::string> words = {std::string(kBuildDir) + "/lab04_attention"};
+  bool once = argc > 1 && std::strcmp(argv[1], "--once") == 0;
+  check = true;
+  for (int i = once ? 2 : 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--no-check") == 0) {
+      check = false;
+    } else {
+      words.push_back(argv[i]);
+    }
+  }
+  return words;
+}
+
+// --once: builds the lab (only the module: build/lab04_attention is rebuilt by `cmake
+// --build`) and runs it, then the verdict; returns --once's exit status: the lab's, 128 plus
+// the signal that ended it, or 1 when it did not compile or start. `shortcut`: a served --once
+// compiles as the watch does (resident_client.cpp). kCancelled when its client was interrupted.
+int run_once(std::vector<char*>& lab_argv, bool check, bool shortcut) {
+  std::string program = std::string(kBuildDir) + "/lab04_attention";
+  if (!build({"lab04_module"}, shortcut)) return saved_again() ? kCancelled : 1;
+  int status = run(lab_argv);
+  if (status == kCancelled) return kCancelled;
+  std::string ended = how_it_ended(status);
+  if (status == -1 || WIFSIGNALED(status)) say(ended);
+  if (check && WIFEXITED(status) && WEXITSTATUS(status) != 2 && !verdict(program))
+    return kCancelled;
+  return status == -1 ? 1 : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
 // Waits for the next save of the source: an editor writes it in place (IN_CLOSE_WRITE) or
 // writes a new file and renames it over the old one (IN_MOVED_TO).
 void wait_for_a_save(int inotify, const char* name, timespec last) {
@@ -412,32 +449,24 @@ int main(int argc, char** argv) {
   using namespace watch;
   sigemptyset(&g_handled);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&g_handled, sig);
+  bool once = argc > 1 && std::strcmp(argv[1], "--once") == 0, check = true;
+  if (once) served_once(argc, argv);  // by a server, if one can: then this process ends there
   sigprocmask(SIG_BLOCK, &g_handled, nullptr);
   g_signals = signalfd(-1, &g_handled, SFD_CLOEXEC);
   signal(SIGPIPE, SIG_IGN);  // a checker that ended is one line, not the watch's end
-
-  bool once = argc > 1 && std::strcmp(argv[1], "--once") == 0, check = true;
-  std::string program = std::string(kBuildDir) + "/lab04_attention";
-  std::vector<char*> lab_argv = {program.data()};
-  for (int i = once ? 2 : 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no-check") == 0) {
-      check = false;
-    } else {
-      lab_argv.push_back(argv[i]);
-    }
-  }
-  lab_argv.push_back(nullptr);
   if (g_signals < 0) return 1;
-  if (check) start_checker();  // Python and torch load while the lab builds
+  if (argc > 1 && std::strcmp(argv[1], "--serve") == 0) return serve(argc, argv);
+  if (argc == 2 && std::strcmp(argv[1], "--stop") == 0) return stop_servers();
 
-  if (once) {  // only the module: build/lab04_attention is rebuilt by `cmake --build`
-    if (!build({"lab04_module"})) return 1;
-    int status = run(lab_argv);
-    std::string ended = how_it_ended(status);
-    if (status == -1 || WIFSIGNALED(status)) say(ended);
-    if (check && WIFEXITED(status) && WEXITSTATUS(status) != 2) verdict(program);
+  std::vector<std::string> words = lab_arguments(argc, argv, check);
+  std::vector<char*> lab_argv;
+  for (std::string& w : words) lab_argv.push_back(w.data());
+  lab_argv.push_back(nullptr);
+  if (check) start_checker();  // Python and torch load while the lab builds
+  if (once) {
+    int status = run_once(lab_argv, check, /*shortcut=*/false);
     end_checker();
-    return status == -1 ? 1 : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    return status;
   }
 
   std::string source = kSource, dir = source.substr(0, source.rfind('/'));
@@ -470,7 +499,7 @@ int main(int argc, char** argv) {
       double shown = now();
       std::string ended = how_it_ended(status);
       if (!ended.empty()) say(ended);
-      bool judged = !check || verdict(program);
+      bool judged = !check || verdict(words[0]);
       if (!judged) continue;  // saved meanwhile: the new lab is built and run at once
       char took[200] = "";
       if (!first) {

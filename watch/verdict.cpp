@@ -140,7 +140,7 @@ Got checker_line(std::string& line) {
       g_checker.pending.erase(0, end + 1);
       return Got::kLine;
     }
-    int ready = wait_any({g_checker.from, g_inotify}, -1);
+    int ready = wait_any({g_checker.from, g_client >= 0 ? g_client : g_inotify}, -1);
     if (ready == 1 && saved_again()) return Got::kSaved;
     if (ready != 0) continue;
     char chunk[65536];

@@ -19,13 +19,29 @@ namespace watch {
 extern sigset_t g_handled;   // SIGINT, SIGTERM, SIGHUP and SIGCHLD: read from g_signals only
 extern int g_signals;        // a signalfd for them
 extern int g_inotify;        // the lab's folder, watched for saves (not with --once)
+extern int g_client;         // a served --once: its client's connection, else -1
+extern bool g_saved;         // saved again (a served --once: interrupted) since the build began
 extern pid_t g_checker_pid;  // the checker (checker/watch_verdict.py), a process group of its own
 
 // Waits until `fd` is readable (fd -1: never) or a child changed state; a stop signal ends the
 // watch here. True when fd is readable.
 bool wait_for(int fd);
-// Whether the lab was saved again since the build that runs now.
+// Whether the lab was saved again since the build that runs now (a served --once: whether
+// its client was interrupted).
 bool saved_again();
+constexpr int kCancelled = -2;  // run()'s and once()'s status when that stopped them
+// --once's build, run and verdict; its exit status, or kCancelled (lab_watch.cpp).
+int run_once(std::vector<char*>& lab_argv, bool check, bool shortcut);
+// The lab's arguments from the watch's: its path, then all but --once and --no-check.
+std::vector<std::string> lab_arguments(int argc, char** argv, bool& check);
+
+// --once, served (once_server.cpp): a server that keeps LibTorch, the checker and the resident
+// compiler between runs of --once, and its clients.
+void served_once(int argc, char** argv);  // ends this process as the lab did, when served
+int serve(int argc, char** argv);         // build/lab04_watch --serve FD: the server
+int stop_servers();                       // build/lab04_watch --stop
+bool client_interrupted();    // the client sent a signal or went away (reads its message)
+void take_clients_context();  // in a run's child: the client's environment, folder, limits
 // Calls the main of the module just built, in this process (a child of the watch's).
 int lab_main(std::vector<char*>& argv);
 // Runs `lab` through the run engine, in a child that starts from this process's state; a save

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Ends a failed test run with one report: what failed, the checker's diagnosis last.
 
 usage: report_failures.py JUNIT_XML [CHECKER_JSON]
@@ -20,6 +20,10 @@ the <failure>; this copies the output into the failure's text, and the checker's
 line, its STEP and the diagnosis (or the output's first line) into the message.
 
 Exit status: 0 when the report was read, 2 when there is none to read.
+
+It runs under the system's Python (/usr/bin/python3; it needs only the standard library), not
+the first python3 on PATH: where that is a version manager's shim (pyenv's), finding the
+interpreter cost a failing test run a fifth of a second before the report's first line.
 """
 import json
 import os

@@ -16,6 +16,7 @@
 // client reaches only the server started with the same ones, named by their hash.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -300,6 +301,50 @@ inline bool ensure_server(const Place& place, const char* program,
   if (lock < 0) return false;
   close(lock);
   return true;
+}
+
+// Listens on `place`'s socket, this user's only (a dead server's socket there is removed first:
+// the start lock is held, so no live one's); its descriptor, or -1 with errno.
+inline int listen_at(const Place& place, int backlog) {
+  int folder;
+  sockaddr_un a = address(place.socket, folder);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  unlink(a.sun_path);
+  mode_t mask = umask(077);
+  if (fd >= 0 &&
+      (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, backlog) != 0)) {
+    int why = errno;
+    close(fd);
+    fd = -1;
+    errno = why;
+  }
+  umask(mask);
+  if (folder >= 0) close(folder);
+  return fd;
+}
+
+// Asks every server listening in `folder` (sockets named `prefix`-*.sock) to stop, and waits
+// until they have: a server's connection closes as it exits.
+inline void stop_servers_in(const std::string& folder, const std::string& prefix) {
+  DIR* dir = opendir(folder.c_str());
+  std::vector<int> asked;
+  for (dirent* e = dir ? readdir(dir) : nullptr; e; e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name.rfind(prefix + "-", 0) != 0 || name.size() < 5 ||
+        name.compare(name.size() - 5, 5, ".sock") != 0)
+      continue;
+    int fd = connect_server(folder + "/" + name);
+    Header h;
+    h.kind = kQuit;
+    if (fd >= 0 && write_all(fd, &h, sizeof h)) asked.push_back(fd);
+  }
+  if (dir) closedir(dir);
+  for (int fd : asked) {
+    char byte;
+    while (read(fd, &byte, 1) < 0 && errno == EINTR) {
+    }
+    close(fd);
+  }
 }
 
 // --- the client ------------------------------------------------------------------------------
@@ -646,6 +691,24 @@ inline bool split(Request& r, std::vector<char*>& argv, std::vector<char*>& env)
   argv.push_back(nullptr);
   env.push_back(nullptr);
   return counts;
+}
+
+// A new connection, and its request read at once (a client writes it whole as it connects; it
+// has 5 seconds): fd -1 when there was none; `whole`: the request was read.
+struct Incoming {
+  int fd = -1;
+  bool whole = false;
+  Header h;
+  Request r;
+};
+inline Incoming accept_request(int listening) {
+  Incoming in;
+  in.fd = accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
+  if (in.fd < 0) return in;
+  timeval limit{5, 0};
+  setsockopt(in.fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  in.whole = receive(in.fd, in.h, in.r);
+  return in;
 }
 
 }  // namespace stand_in

@@ -15,7 +15,6 @@
 // --once itself. A server stops after 5 minutes without a client, on `build/lab04_watch
 // --stop`, and once the watch or its runtime is rebuilt or the build folder removed.
 
-#include <dirent.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -152,6 +151,7 @@ void serve_request(int fd, Request& r, std::vector<char*>& argv, std::vector<cha
     if (!((r.fixed.fds >> i) & 1)) close(from);
   }
   int folder = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  mode_t mask = umask(mode_t(r.fixed.umask));  // the build's files: as the client makes files
   if (fchdir(working_folder(r)) != 0) {
     send_record(fd, kRefused);
   } else if (send_record(fd, kGo, 0)) {
@@ -171,19 +171,17 @@ void serve_request(int fd, Request& r, std::vector<char*>& argv, std::vector<cha
   std::fflush(nullptr);
   if (fchdir(folder) != 0) (void)chdir("/");
   close(folder);
+  umask(mask);
   for (int i = 0; i < 3; ++i) dup2(kept[i], i), close(kept[i]);
 }
 
 void accept_client() {
-  int fd = accept4(g_listen, nullptr, nullptr, SOCK_CLOEXEC);
+  Incoming in = accept_request(g_listen);
+  auto& [fd, whole, h, r] = in;
   if (fd < 0) return;
-  timeval limit{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  Header h;
-  Request r;
   std::vector<char*> argv, env;
   const char* why = nullptr;
-  if (!receive(fd, h, r)) {
+  if (!whole) {
     why = "";
   } else if (h.kind == kQuit) {
     stop_listening();  // the asker waits for this process to end (its connection closes)
@@ -225,17 +223,9 @@ int serve(int argc, char** argv) {
   g_start = start_of_this_process();
   g_program = file_id(own_program().c_str());
   g_runtime = file_id(kRuntime);
-  umask(077);  // the socket: this user's only
-  int folder;
-  sockaddr_un a = address(g_place.socket, folder);
-  g_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  unlink(a.sun_path);  // a dead server's (the lock is held: no live one's)
-  if (g_listen < 0 || bind(g_listen, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      listen(g_listen, 16) != 0)
-    return 1;
-  if (folder >= 0) close(folder);
+  g_listen = listen_at(g_place, 16);
+  if (g_listen < 0) return 1;
   g_socket = file_id(g_place.socket.c_str());
-  umask(022);
   close(int(lock));  // ready: the client waiting for the lock connects now
   start_checker();   // Python and torch load while the first lab builds
 
@@ -268,26 +258,7 @@ int serve(int argc, char** argv) {
 
 // Asks every server of this build folder to stop, and waits until they have.
 int stop_servers() {
-  DIR* folder = opendir(kBuildDir);
-  std::vector<int> asked;
-  std::string prefix = std::string(kPrefix) + "-";
-  for (dirent* e = folder ? readdir(folder) : nullptr; e; e = readdir(folder)) {
-    std::string name = e->d_name;
-    if (name.rfind(prefix, 0) != 0 || name.size() < 5 ||
-        name.compare(name.size() - 5, 5, ".sock") != 0)
-      continue;
-    int fd = connect_server(kBuildDir + ("/" + name));
-    Header h;
-    h.kind = kQuit;
-    if (fd >= 0 && write_all(fd, &h, sizeof h)) asked.push_back(fd);
-  }
-  if (folder) closedir(folder);
-  for (int fd : asked) {
-    char byte;
-    while (read(fd, &byte, 1) < 0 && errno == EINTR) {
-    }
-    close(fd);
-  }
+  stop_servers_in(kBuildDir, kPrefix);
   return 0;
 }
 

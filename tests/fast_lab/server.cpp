@@ -33,7 +33,6 @@
 // CPU time (SIGXCPU). No lab outlives it (PR_SET_PDEATHSIG), and a client that goes away
 // (killed) has its lab killed.
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -113,13 +112,10 @@ bool stale() {
 
 // A new connection: its request is read at once (a client writes it whole as it connects).
 void accept_client() {
-  int fd = accept4(g_listen, nullptr, nullptr, SOCK_CLOEXEC);
+  Incoming in = accept_request(g_listen);
+  auto& [fd, whole, h, r] = in;
   if (fd < 0) return;
-  timeval limit{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  Header h;
-  Request r;
-  if (!receive(fd, h, r)) {
+  if (!whole) {
     close_received(r);
     close(fd);
     return;
@@ -146,9 +142,9 @@ void accept_client() {
     return;
   }
   std::vector<char*> argv, env;
-  bool whole = split(r, argv, env);
-  const char* why = whole ? cannot_serve(fd, r, server_environment(env.data()), g_start, kPrograms)
-                          : "a malformed request";
+  bool parsed = split(r, argv, env);
+  const char* why = parsed ? cannot_serve(fd, r, server_environment(env.data()), g_start, kPrograms)
+                           : "a malformed request";
   if (why) {  // said where it can be read: serve run by hand (a daemon's stderr is /dev/null)
     std::fprintf(stderr, "lab04_fast_server: refused a client: %s\n", why);
     send_record(fd, kRefused);
@@ -228,18 +224,13 @@ int serve(int lock) {
   sigprocmask(SIG_BLOCK, &handled, nullptr);
   int signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
 
-  umask(077);  // the socket: this user's only
-  int folder;
-  sockaddr_un a = address(g_place.socket, folder);
-  g_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  unlink(a.sun_path);  // a dead server's (the lock is held: no live one's)
-  if (signals < 0 || g_listen < 0 ||
-      bind(g_listen, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(g_listen, 64) != 0) {
+  g_listen = listen_at(g_place, 64);
+  if (signals < 0 || g_listen < 0) {
     std::fprintf(stderr, "lab04_fast_server: cannot listen on %s: %s\n", g_place.socket.c_str(),
                  std::strerror(errno));
     return 1;
   }
-  if (folder >= 0) close(folder);
+  umask(077);  // this process's own files: this user's only (a lab takes its client's umask)
   g_socket = file_id(g_place.socket.c_str());
   close(lock);  // ready: clients waiting for the lock connect now
 
@@ -281,28 +272,9 @@ int serve(int lock) {
   return 0;  // g_quitter closes with this process: `stop` returns
 }
 
-// `stop`: asks every server of this build to stop, and waits until they have (a server's
-// connection closes as it exits).
+// `stop`: asks every server of this build to stop, and waits until they have.
 int stop() {
-  DIR* folder = opendir(kFolder);
-  std::vector<int> asked;
-  for (dirent* e = folder ? readdir(folder) : nullptr; e; e = readdir(folder)) {
-    std::string name = e->d_name;
-    if (name.rfind("lab04_fast-", 0) != 0 || name.size() < 5 ||
-        name.compare(name.size() - 5, 5, ".sock") != 0)
-      continue;
-    int fd = connect_server(kFolder + ("/" + name));
-    Header h;
-    h.kind = kQuit;
-    if (fd >= 0 && write_all(fd, &h, sizeof h)) asked.push_back(fd);
-  }
-  if (folder) closedir(folder);
-  for (int fd : asked) {
-    char byte;
-    while (read(fd, &byte, 1) < 0 && errno == EINTR) {
-    }
-    close(fd);
-  }
+  stop_servers_in(kFolder, "lab04_fast");
   return 0;
 }
 

@@ -156,7 +156,8 @@ class Sandbox:
                 os.chmod(os.path.join(self.work, "bin", name), 0o755)
                 self.loads.append(name)
         self.home = os.path.join(self.work, "home")
-        self.libraries = self._library_folders(runtime or lab)
+        # (ldd's listing, 30 ms, is of use only to a sandbox that hides folders)
+        self.libraries = self._library_folders(runtime or lab) if self.mode != "none" else []
         system = ("/usr", "/bin", "/sbin", "/lib", "/etc", "/opt", "/tmp", "/var", "/home", "/root")
         hidden = [f for f in self._hidden([PROJECT, os.path.dirname(os.path.realpath(lab))])
                   if f not in system and not f.startswith(tuple(d + "/" for d in system[:6]))

@@ -1,12 +1,16 @@
 """The tests' fast path (tests/fast_lab/): build/tests/lab04_fast cannot be told from
 build/lab04_attention but by its speed, and leaves nothing behind.
 
-usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME [PARSER]
+usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME [PARSER PROBE PROBE_AT_LOAD]
 
   CLIENT   build/tests/lab04_fast      SERVER   build/tests/lab04_fast_server
   LAB      build/lab04_attention       RUNTIME  build/tests/liblab04_test_runtime.so
   PARSER   build/tests/parse_options_test, the server's second program (its module), whose
            client without a server loads LibTorch and the module itself
+  PROBE, PROBE_AT_LOAD   build/tests/fast_probe and fast_probe_at_load (fast_lab/probe.cpp):
+           programs whose constructors say where and with what they ran; the first's module
+           is loaded once by the server, its constructors run in each child, the second's
+           (a constructor with a priority) is loaded in each child
 
 Checks, each against the real lab: the same output, errors and exit status (0, 1, 2, 3), on a
 pipe, a terminal and /dev/full, from a copy in another folder; the lab's working folder and
@@ -15,7 +19,9 @@ so does a crash of the lab (SIGSEGV); a client killed outright leaves no lab run
 killed during a run: one line and exit 125, no lab left; a client in a namespace of its own is
 refused and runs the real lab; eight clients at once with no server start one; a rebuilt
 runtime replaces the server; stop leaves no process; the option parser's test prints the same
-through the server as in a process of its own. Prints OK or NOT OK for each.
+through the server as in a process of its own; a program's constructors run in its child, in
+the client's folder and environment, before main, whether the server loaded its module once or
+the child loads it. Prints OK or NOT OK for each.
 """
 import fcntl
 import os
@@ -126,11 +132,12 @@ def gone(pid):
 
 def main(argv):
     global SERVER
-    if len(argv) not in (4, 5):
-        print("fast_lab_test: usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME [PARSER]", file=sys.stderr)
+    if len(argv) not in (4, 7):
+        print("fast_lab_test: usage: fast_lab_test.py CLIENT SERVER LAB RUNTIME [PARSER PROBE PROBE_AT_LOAD]",
+              file=sys.stderr)
         return 2
     client, SERVER, lab, runtime = (os.path.realpath(a) for a in argv[:4])
-    parser = os.path.realpath(argv[4]) if len(argv) == 5 else None
+    parser, probe, probe_at_load = (os.path.realpath(a) for a in argv[4:]) if len(argv) == 7 else (None,) * 3
     checks = []
     subprocess.run([SERVER, "stop"], check=True)
 
@@ -198,8 +205,9 @@ def main(argv):
 
     # A client in a mount namespace of its own (a sandbox's) is refused, and runs the real lab.
     # (Where root cannot make one, in a chroot whose root is no mount point, this is left out.)
-    if os.geteuid() == 0 and shutil.which("unshare") and subprocess.run(
-            ["unshare", "--mount", "true"], capture_output=True).returncode == 0:
+    own_namespace = os.geteuid() == 0 and shutil.which("unshare") and subprocess.run(
+        ["unshare", "--mount", "true"], capture_output=True).returncode == 0
+    if own_namespace:
         run([client, "--help"])  # a server
         fast, real = run(["unshare", "--mount", client, "--digits", "3"]), run([lab, "--digits", "3"])
         checks.append(("a client in a namespace of its own runs the real lab, with the same output",
@@ -210,6 +218,28 @@ def main(argv):
             checks.append(("the option parser's test %s prints the same, exit %d, through the server as in "
                            "its own process" % (" ".join(args) or "(the table and the fuzz)", alone[0]),
                            served == alone and b" passed, 0 failed" in alone[1], (served, alone)))
+
+    # Constructors: in the child, in the client's folder and environment, before main; the
+    # probe's module loaded once by the server (in its memory map), the other's in each child.
+    with tempfile.TemporaryDirectory() as folder:
+        for program, loaded_by_server in ((probe, True), (probe_at_load, False)) if probe else ():
+            env = dict(os.environ, PROBE="seen by the constructor")
+            served = run([program], cwd=folder, env=env)
+            alone = run(["unshare", "--mount", program], cwd=folder, env=env) if own_namespace else served
+            said = "folder %s, PROBE seen by the constructor" % os.path.realpath(folder)
+            maps = ""
+            for pid in servers(SERVER):
+                try:
+                    with open("/proc/%d/maps" % pid) as f:
+                        maps += f.read()
+                except OSError:
+                    pass
+            module = [line for line in maps.splitlines() if os.path.basename(program) + "_module" in line]
+            checks.append(("%s: its constructors ran in the client's folder and environment, before main, as in "
+                           "its own process; its module %s" % (os.path.basename(program), "loaded once, by the server"
+                                                               if loaded_by_server else "loaded by each child"),
+                           served == alone and served[0] == 3 and said.encode() in served[1]
+                           and bool(module) == loaded_by_server, (served, alone, module[:1])))
 
     # Eight clients at once, no server: one is started, and each prints the lab's output.
     subprocess.run([SERVER, "stop"], check=True)

@@ -29,9 +29,10 @@ namespace {
 
 using namespace fast_lab;
 
-// Which program it stands in for: the lab (0; without a server, the real lab is run), or the
-// option parser's test (1; without a server, its module is loaded into this process, after
-// LibTorch, and its main called: the same run, with LibTorch's start).
+// Which program it stands in for: the lab (0; without a server, the real lab is run), or
+// another of the server's (server.cpp: the option parser's test, the server test's probe;
+// without a server, its module is loaded into this process, after LibTorch, and its main
+// called: the same run, with LibTorch's start).
 constexpr uint32_t kProgram = FAST_LAB_PROGRAM;
 #ifdef FAST_LAB_REAL_LAB
 constexpr const char* kRealLab = FAST_LAB_REAL_LAB;  // build/lab04_attention
@@ -47,7 +48,10 @@ constexpr const char* kRealLab = FAST_LAB_MODULE;  // its module
   void* module =
       dlopen(FAST_LAB_RUNTIME, RTLD_NOW | RTLD_GLOBAL) ? dlopen(kRealLab, RTLD_NOW) : nullptr;
   auto real_main = module ? reinterpret_cast<int (*)(int, char**)>(dlsym(module, "main")) : nullptr;
+  // its constructors, which the build may have moved out of the loader's sight (server.cpp)
+  auto init = module ? reinterpret_cast<void (*)()>(dlsym(module, "lab04_module_init")) : nullptr;
   if (real_main) {
+    if (init) init();
     int argc = 0;
     while (argv[argc]) ++argc;
     std::exit(real_main(argc, argv));

@@ -34,6 +34,7 @@
 // (killed) has its lab killed.
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -53,8 +54,10 @@ using namespace fast_lab;
 
 constexpr const char* kRuntime = FAST_LAB_RUNTIME;  // LibTorch
 // The programs it runs, as modules, by their number in a request (Fixed::program): the lab,
-// and the option parser's test (tests/parse_options_test.cpp, the lab included in it).
-constexpr const char* kModules[] = {FAST_LAB_MODULE, FAST_LAB_PARSER_MODULE};
+// the option parser's test (tests/parse_options_test.cpp, the lab included in it), and the
+// server's own test's probe, two ways (probe.cpp).
+constexpr const char* kModules[] = {FAST_LAB_MODULE, FAST_LAB_PARSER_MODULE,
+                                    FAST_LAB_PROBE_MODULES};
 constexpr uint32_t kPrograms = sizeof kModules / sizeof kModules[0];
 constexpr int kIdleSeconds = 300;  // a test run, an edit, and the next test run
 
@@ -64,17 +67,87 @@ Start g_start;
 FileId g_runtime, g_program, g_socket;
 Place g_place;  // this server's socket and start lock
 
+// --- the programs' modules, loaded once each is built -----------------------------------
+// Loading a module in each child cost it about 8 ms of CPU (the search through LibTorch's ~300
+// libraries, their pages copied on write), most of a short run's own. Where the build moved a
+// module's constructors out of the loader's sight (FAST_LAB_DEFERRED: defer_constructors.sh),
+// this process loads it once, and again when it is rebuilt, without running any of its code;
+// each child calls its constructors (lab04_module_init) and then its main. A module whose
+// constructors the build had to leave to the loader (marked lab04_constructors_at_load) is
+// loaded in each child, as before.
+
+struct Loaded {
+  FileId id;
+  void* handle = nullptr;
+  void (*init)() = nullptr;
+  int (*main)(int, char**) = nullptr;
+};
+Loaded g_loaded[kPrograms];
+
+// Whether an ELF file has a section of that name; read from its section headers, unloaded.
+bool has_section(const char* path, const char* name) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // unreadable: as if marked (loaded in each child)
+  Elf64_Ehdr e{};
+  bool found =
+      pread(fd, &e, sizeof e, 0) != ssize_t(sizeof e) || e.e_shentsize != sizeof(Elf64_Shdr);
+  std::vector<Elf64_Shdr> sections(found ? 0 : e.e_shnum);
+  size_t size = sections.size() * sizeof(Elf64_Shdr);
+  if (!found && (e.e_shstrndx >= e.e_shnum ||
+                 pread(fd, sections.data(), size, off_t(e.e_shoff)) != ssize_t(size)))
+    found = true;
+  std::vector<char> names;
+  if (!found) {
+    const Elf64_Shdr& table = sections[e.e_shstrndx];
+    names.resize(table.sh_size + 1);
+    if (pread(fd, names.data(), table.sh_size, off_t(table.sh_offset)) != ssize_t(table.sh_size))
+      found = true;
+  }
+  for (const Elf64_Shdr& sh : found ? std::vector<Elf64_Shdr>() : sections)
+    if (sh.sh_name < names.size() && std::strcmp(names.data() + sh.sh_name, name) == 0)
+      found = true;
+  close(fd);
+  return found;
+}
+
+// The program's module, loaded here if it can be (see above); else one without a handle.
+const Loaded& loaded(uint32_t program) {
+  Loaded& l = g_loaded[program];
+  FileId now = file_id(kModules[program]);
+  if (l.handle && now == l.id) return l;
+  if (l.handle) dlclose(l.handle);  // none of its code ran here: nothing to undo
+  l = Loaded{};
+#ifdef FAST_LAB_DEFERRED
+  if (!has_section(kModules[program], "lab04_constructors_at_load")) {
+    void* handle = dlopen(kModules[program], RTLD_NOW | RTLD_LOCAL);
+    auto init = handle ? reinterpret_cast<void (*)()>(dlsym(handle, "lab04_module_init")) : nullptr;
+    auto main = handle ? reinterpret_cast<int (*)(int, char**)>(dlsym(handle, "main")) : nullptr;
+    if (init && main) {
+      l = Loaded{now, handle, init, main};
+    } else if (handle) {
+      dlclose(handle);
+    }
+  }
+#endif
+  return l;
+}
+
 // --- the child: becomes the client's lab ------------------------------------------------
 
 [[noreturn]] void become_lab(Request& r, std::vector<char*>& argv, std::vector<char*>& env,
-                             pid_t server) {
+                             pid_t server, const Loaded& module) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);     // never outlives the server
   if (getppid() != server) _exit(125);  // it died before that was set
   setpgid(0, 0);                        // its leftovers are killed with its group
   if (!take_descriptors(r) || !take_context(r, argv, env)) _exit(125);  // limits checked before
 
-  void* lab = dlopen(kModules[r.fixed.program], RTLD_NOW | RTLD_LOCAL);
-  auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
+  int (*lab_main)(int, char**) = module.main;
+  if (lab_main) {
+    module.init();  // its constructors, as a program's run before main
+  } else {
+    void* lab = dlopen(kModules[r.fixed.program], RTLD_NOW | RTLD_LOCAL);
+    lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
+  }
   if (!lab_main) {
     std::fprintf(stderr, "lab04_fast: could not load the lab: %s\n", dlerror());
     _exit(127);
@@ -152,8 +225,9 @@ void accept_client() {
     close(fd);
     return;
   }
+  const Loaded& module = loaded(r.fixed.program);
   pid_t server = getpid(), pid = fork();
-  if (pid == 0) become_lab(r, argv, env, server);
+  if (pid == 0) become_lab(r, argv, env, server, module);
   close_received(r);  // the lab's, not this process's: a pipe must close when the lab ends
   if (pid < 0 || !send_record(fd, kGo, pid)) {
     if (pid > 0) kill(pid, SIGKILL);  // its client is gone; reaped below

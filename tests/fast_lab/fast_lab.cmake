@@ -4,8 +4,8 @@
 # how). A test run then pays LibTorch's 0.65 s start once, not at each of its ~30 runs.
 #
 # Built by the default build, cheaply: after an edit only lab04_test_module is relinked (the
-# lab's own object, its constructors moved aside, no library). Its pieces are those of the watch's else() branch
-# (cmake/watch.cmake), but of their own: the watch's lab04_runtime needs, with clang, a long
+# lab's own object, its constructors moved aside, no library). Its pieces are those of the
+# watch's else() branch (cmake/watch.cmake), but of their own: the watch's lab04_runtime needs, with clang, a long
 # one-off compile. Only on Linux (SCM_RIGHTS, signalfd, PR_SET_PDEATHSIG), and not in a
 # sanitizer build (an ASan module cannot be loaded into a plain process): there the tests run
 # the lab itself. Sets fast_lab to the program the tests run.

@@ -73,7 +73,7 @@ Place g_place;  // this server's socket and start lock
 // module's constructors out of the loader's sight (FAST_LAB_DEFERRED: defer_constructors.sh),
 // this process loads it once, and again when it is rebuilt, without running any of its code;
 // each child calls its constructors (lab04_module_init) and then its main. A module whose
-// constructors the build had to leave to the loader (marked lab04_constructors_at_load) is
+// constructors the build had to leave to the loader (it has no lab04_init_array section) is
 // loaded in each child, as before.
 
 struct Loaded {
@@ -85,29 +85,30 @@ struct Loaded {
 Loaded g_loaded[kPrograms];
 
 // Whether an ELF file has a section of that name; read from its section headers, unloaded.
+// False when it cannot be read.
 bool has_section(const char* path, const char* name) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // unreadable: as if marked (loaded in each child)
+  if (fd < 0) return false;
   Elf64_Ehdr e{};
-  bool found =
-      pread(fd, &e, sizeof e, 0) != ssize_t(sizeof e) || e.e_shentsize != sizeof(Elf64_Shdr);
-  std::vector<Elf64_Shdr> sections(found ? 0 : e.e_shnum);
-  size_t size = sections.size() * sizeof(Elf64_Shdr);
-  if (!found && (e.e_shstrndx >= e.e_shnum ||
-                 pread(fd, sections.data(), size, off_t(e.e_shoff)) != ssize_t(size)))
-    found = true;
+  std::vector<Elf64_Shdr> sections;
   std::vector<char> names;
-  if (!found) {
-    const Elf64_Shdr& table = sections[e.e_shstrndx];
-    names.resize(table.sh_size + 1);
-    if (pread(fd, names.data(), table.sh_size, off_t(table.sh_offset)) != ssize_t(table.sh_size))
-      found = true;
+  bool read = pread(fd, &e, sizeof e, 0) == ssize_t(sizeof e) &&
+              e.e_shentsize == sizeof(Elf64_Shdr) && e.e_shstrndx < e.e_shnum;
+  if (read) {
+    sections.resize(e.e_shnum);
+    size_t size = sections.size() * sizeof(Elf64_Shdr);
+    read = pread(fd, sections.data(), size, off_t(e.e_shoff)) == ssize_t(size);
   }
-  for (const Elf64_Shdr& sh : found ? std::vector<Elf64_Shdr>() : sections)
-    if (sh.sh_name < names.size() && std::strcmp(names.data() + sh.sh_name, name) == 0)
-      found = true;
+  if (read) {
+    const Elf64_Shdr& table = sections[e.e_shstrndx];
+    names.assign(table.sh_size + 1, '\0');
+    read = pread(fd, names.data(), table.sh_size, off_t(table.sh_offset)) == ssize_t(table.sh_size);
+  }
   close(fd);
-  return found;
+  for (const Elf64_Shdr& section : read ? sections : std::vector<Elf64_Shdr>())
+    if (section.sh_name < names.size() && std::strcmp(names.data() + section.sh_name, name) == 0)
+      return true;
+  return false;
 }
 
 // The program's module, loaded here if it can be (see above); else one without a handle.
@@ -118,7 +119,7 @@ const Loaded& loaded(uint32_t program) {
   if (l.handle) dlclose(l.handle);  // none of its code ran here: nothing to undo
   l = Loaded{};
 #ifdef FAST_LAB_DEFERRED
-  if (!has_section(kModules[program], "lab04_constructors_at_load")) {
+  if (has_section(kModules[program], "lab04_init_array")) {
     void* handle = dlopen(kModules[program], RTLD_NOW | RTLD_LOCAL);
     auto init = handle ? reinterpret_cast<void (*)()>(dlsym(handle, "lab04_module_init")) : nullptr;
     auto main = handle ? reinterpret_cast<int (*)(int, char**)>(dlsym(handle, "main")) : nullptr;

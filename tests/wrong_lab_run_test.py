@@ -9,8 +9,10 @@ usage: wrong_lab_run_test.py PROJECT_DIR WRONG_LAB_CPP WORK_DIR DIAGNOSIS
   WORK_DIR       a folder for the copy (emptied first)
   DIAGNOSIS      words that the diagnosis line must hold
 
-Configures the copy with the default preset, then runs the README's test command there, as
-.ci/run reads it (the code block after <!-- test -->). Prints OK or NOT OK for each promise.
+Configures the copy with the default preset and builds it with the lesson, as a student's
+checkout is built before the first edit (README: install-build-run), then puts the wrong lab
+in its place and runs the README's test command there, as .ci/run reads it (the code block
+after <!-- test -->). Prints OK or NOT OK for each promise.
 """
 import os
 import re
@@ -33,11 +35,12 @@ def main(argv):
         return 2
     project_dir, wrong, work, diagnosis = argv
     project.copy(project_dir, work)
-    shutil.copy(wrong, os.path.join(work, "lab04_attention.cpp"))
-    configure = subprocess.run(["cmake", "--preset", "default"], cwd=work, capture_output=True, text=True)
-    if configure.returncode != 0:
-        print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
+    built = subprocess.run(["bash", "-c", "cmake --preset default && cmake --build --preset default"], cwd=work,
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        print("NOT OK  the copy could not be configured and built:\n" + built.stdout[-2000:] + built.stderr[-2000:])
         return 1
+    shutil.copy(wrong, os.path.join(work, "lab04_attention.cpp"))
     command = project.readme_command("test", os.path.join(project_dir, "README.md"))
     print("ran in %s: %s" % (work, command))
     run = subprocess.run(["bash", "-c", command], cwd=work, stdout=subprocess.PIPE,

@@ -260,7 +260,7 @@ class Sandbox:
                       PROCESSES + len(sandbox_users.processes_of(os.getuid())) + 64)
 
     def _env(self, home):
-        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"}
+        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", **engine.LAB_THREADS}
         env.update({k: os.environ[k] for k in engine.SAFE_ENV if k in os.environ})
         if self.asan:  # stdbuf's LD_PRELOAD would come before the ASan runtime of a g++ build
             env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))

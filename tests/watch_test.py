@@ -128,6 +128,20 @@ class Watch:
             pass
 
 
+def lasting(pids, seconds):
+    """Waits up to `seconds` for a process among pids() that is still there half a second after
+    it was first seen: a run of the lab, not a child forked to start the checker (that one is
+    the watch's program too, for the moment before it starts Python). True when one was seen."""
+    deadline, first_seen = time.time() + seconds, {}
+    while time.time() < deadline:
+        now = time.time()
+        first_seen = {pid: first_seen.get(pid, now) for pid in pids()}
+        if any(now - then >= 0.5 for then in first_seen.values()):
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def save(path, text):
     """Writes the file as an editor does: a new file renamed over the old one."""
     with open(path + ".new", "w") as f:
@@ -173,8 +187,9 @@ def once_checks(work, rebuild_run):
     return checks
 
 
-def servers_of(work):
-    """The --once servers of the copy's build folder (watch/once_server.cpp): {pid: its children}."""
+def servers_of(work, pids=False):
+    """The --once servers of the copy's build folder (watch/once_server.cpp): {pid: its children's
+    programs}, or with pids {pid: [(child's pid, its program)]}."""
     program = os.path.join(work, "build", "lab04_watch")
     found, parents = {}, {}
     for entry in os.listdir("/proc"):
@@ -195,7 +210,7 @@ def servers_of(work):
             found[int(entry)] = []
     for pid, (parent, exe) in parents.items():
         if parent in found:
-            found[parent].append(exe)
+            found[parent].append((pid, exe) if pids else exe)
     return found
 
 
@@ -221,10 +236,9 @@ def served_checks(work, rebuild_run):
     # A long run, and the client ended by SIGTERM meanwhile: it dies of it, the run is stopped.
     client = subprocess.Popen(["bash", "-c", "exec " + rebuild_run + " -T 4096 -C 512 --head 64 --verbose"],
                               cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + WAIT
-    while time.time() < deadline and not any(watch in kids for kids in servers_of(work).values()):
-        time.sleep(0.02)  # the server's run of the lab (a forked child: the watch's program)
-    running = any(watch in kids for kids in servers_of(work).values())
+    # The server's run of the lab: a forked child, the watch's program.
+    running = lasting(lambda: [pid for kids in servers_of(work, pids=True).values() for pid, exe in kids
+                               if exe == watch], WAIT)
     client.send_signal(signal.SIGTERM)
     status = client.wait(30)
     deadline = time.time() + 5
@@ -402,10 +416,7 @@ def main(argv):
         watches.append(watch)
         watch.next_round()
         save(lab_cpp, lesson.replace("  // STEP 5:", "  for (volatile int i = 0;; i = 0) {}\n  // STEP 5:", 1))
-        deadline = time.time() + WAIT
-        while time.time() < deadline and len(watch.watch_processes()) < 2:  # the watch and its run
-            time.sleep(0.05)
-        time.sleep(0.5)
+        lasting(lambda: watch.watch_processes()[1:], WAIT)  # the watch, then its run
         pid = watch.pid_of_watch()
         if pid:
             os.kill(pid, signal.SIGTERM)

@@ -105,8 +105,8 @@ def look_alike(labs, earlier=(), share=SHARE):
     started = time.monotonic()
     result = {"checked": False, "why": "", "pairs": [], "compared": 0, "seconds": 0.0}
     if not shutil.which(SIM):
-        result["why"] = ("%s, Debian's similarity tester, is not installed (apt-get install similarity-tester; "
-                         "Debian 12 and 13 have it)" % SIM)
+        result["why"] = ("%s, Debian's similarity tester, is not installed (apt-get install similarity-tester, "
+                         "where Debian packages it: 12 and testing do, 13 does not)" % SIM)
         return result
     new = [(name, own) for name, own in labs if tokens(own) >= OWN]
     old = [(name, own) for name, own in earlier if tokens(own) >= OWN]

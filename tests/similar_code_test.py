@@ -70,7 +70,7 @@ def main(argv):
     os.chmod(work, 0o755)
     with open(os.path.join(project.ROOT, "lab04_attention.cpp")) as f:
         lesson = f.read()
-    if not shutil.which("sim_c++"):  # Debian testing does not package it today
+    if not shutil.which("sim_c++"):  # Debian 13 does not package it
         write_class(os.path.join(work, "term"), {"hal": lesson})
         done, section = grade(build, os.path.join(work, "term"), os.path.join(work, "grades"))
         if done.returncode == 0 and "Not checked: sim_c++" in section:

@@ -270,15 +270,17 @@ def cases_line(meta):
 
 def gradescope_results(row, points, path, meta=None):
     """Gradescope's results.json for one row: a test per STEP (its score, its points, its line
-    of the report), the total, and the row's feedback as the output (escaped as the feedback
-    files are). A lab that was not graded, or did not compile, scores 0 with the reason."""
+    of the report), the total, the row's feedback as the output (escaped as the feedback files
+    are), and in extra_data its status and draw. A lab that was not graded, or did not compile,
+    scores 0 with the reason."""
     lines = {n: plain(line) for n, line in enumerate(row.step_lines or [], 1)}
     tests = [{"name": "STEP %d: %s" % (n, cases.STEP_NAMES[n]), "number": str(n),
               "score": float(row.steps[n - 1]), "max_score": float(points[n - 1]),
               "output": lines.get(n, "not graded: %s" % row.status)} for n in cases.STEP_NUMBERS]
     data = {"score": float(row.score), "output": feedback_text(row) + ("\n" + plain(row.isolation) if row.isolation else "") + ("\n" + cases_line(meta) if meta else ""), "stdout_visibility": "visible", "tests": tests}
+    data["extra_data"] = {"status": str(row.status)}  # how its runs ended (status.py), as a value
     if meta:  # the draw of cases, to grade this submission again alike (check_lab.py --grade --draw SEED)
-        data["extra_data"] = {"draw": meta.get("draw"), "cases": meta.get("cases")}
+        data["extra_data"].update(draw=meta.get("draw"), cases=meta.get("cases"))
     with files.written(path) as f:
         json.dump(data, f, indent=2)
 

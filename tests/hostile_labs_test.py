@@ -41,6 +41,7 @@ import project
 INCLUDES = """#include <dirent.h>
 #include <pwd.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,6 +109,16 @@ void forge() {
 }  // namespace hostile
 """
 
+# The pipe holders are spawned sleeps (a fork of the lab, the child sleeping, where the system
+# has no sleep): what the test times is then the grader, not the lab copying its LibTorch image
+# 200 times a run (forks: 64 s more than the honest lab over a grade's seven runs, on a busy CI
+# machine; spawns: 9 s, under two busy loops). They sleep HOLD seconds: a grader that waited for
+# them to each run's 10 s limit took 71 s more (engine/run.cpp without its kill at the lab's
+# end), past the minute the test allows; one that waited for their end would take HOLD more.
+HOLD = 300
+HOLDERS = ("for (int i = 0; i < 200; ++i) { pid_t p; char* words[] = {(char*)\"sleep\", (char*)\"%d\", nullptr}; "
+           "if (posix_spawn(&p, \"/bin/sleep\", nullptr, nullptr, words, environ) != 0 && fork() == 0) "
+           "{ sleep(%d); _exit(0); } }" % (HOLD, HOLD))
 PAYLOADS = {  # name: (code at the start of main, whether the payload leaves the numbers alone)
     "forges_and_kills_its_grader": ("hostile::forge(); kill(getppid(), SIGKILL);", False),
     "forges_and_kills_every_process_it_can": ("hostile::forge(); kill(-1, SIGKILL);", False),
@@ -117,8 +128,7 @@ PAYLOADS = {  # name: (code at the start of main, whether the payload leaves the
     "writes_to_the_graders_files": (
         "for (const std::string& f : hostile::grader_files()) { chmod(f.c_str(), 0777); "
         "std::ofstream(f, std::ios::app) << \"\\nraise SystemExit(0)\\n\"; }", True),
-    "starts_200_processes_that_hold_its_pipes": (
-        "for (int i = 0; i < 200; ++i) if (fork() == 0) { sleep(120); _exit(0); }", True),
+    "starts_200_processes_that_hold_its_pipes": (HOLDERS, True),
     "takes_more_memory_than_its_limit": (
         "{ std::vector<char> hog(size_t(8) << 30); std::memset(hog.data(), 1, hog.size()); }", False),
     "prints_lines_that_look_like_the_grade": (
@@ -230,23 +240,29 @@ def as_root(work, lesson):
     results, output, base_seconds = autograde(root, base)
     if results is None:
         return [("the honest lab is graded", False, output[-2000:])], None
-    fair = results["score"]
-    print("the honest lab (no scale, softmax over dimension 0): %g in %.1f s" % (fair, base_seconds))
+    fair, fair_status = results["score"], results.get("extra_data", {}).get("status")
+    print("the honest lab (no scale, softmax over dimension 0): %g (%s) in %.1f s" % (fair, fair_status, base_seconds))
     checks = [("the honest lab scores 5 (STEP 3 and 5 lost)", fair == 5, json.dumps(results)[:1000])]
     grader = digest(os.path.join(root, "source"))
     binaries = {}
     for name, (code, exact) in PAYLOADS.items():
         results, output, seconds = autograde(root, with_payload(base, code))
         score = results["score"] if results else None
+        status = results.get("extra_data", {}).get("status") if results else None
         left = sandbox_processes()
-        print("%-46s score %s in %.1f s%s" % (name, score, seconds, "" if results else ": " + output[-300:]))
-        fine = score is not None and (score == fair if exact else score <= fair)
-        checks.append(("%s: scores %s the honest %g" % (name, "exactly" if exact else "at most", fair), fine,
-                       "score %s\n%s" % (score, json.dumps(results)[:800] if results else output[-1500:])))
-        checks.append(("... the grader's files are unchanged, no process of its sandbox is left, within %d s"
-                       % (base_seconds + 60), digest(os.path.join(root, "source")) == grader and not left
-                       and seconds < base_seconds + 60, "processes %s, %.1f s, files %s" % (
-                           left, seconds, "unchanged" if digest(os.path.join(root, "source")) == grader else "CHANGED")))
+        print("%-46s score %s (%s) in %.1f s%s" % (name, score, status, seconds, "" if results else ": " + output[-300:]))
+        # A payload that leaves the numbers alone must also end as the honest lab ends (its status:
+        # graded, not timed out or crashed), not only score as it.
+        fine = score is not None and (score == fair and status == fair_status if exact else score <= fair)
+        checks.append(("%s: scores %s the honest %g%s" % (name, "exactly" if exact else "at most", fair,
+                                                       ", and is %s as it" % fair_status if exact else ""), fine,
+                       "score %s (%s)\n%s" % (score, status, json.dumps(results)[:800] if results else output[-1500:])))
+        limit = base_seconds + 60
+        files = "unchanged" if digest(os.path.join(root, "source")) == grader else "CHANGED"
+        checks.append(("%s: the grader's files are unchanged, no process of its sandbox is left, within %d s (a minute "
+                       "more than the honest lab)" % (name, limit),
+                       files == "unchanged" and not left and seconds < limit,
+                       "processes %s, %.1f s, files %s" % (left, seconds, files)))
     binaries["home_writer"] = build_in(root, with_payload(base, HOME_WRITER), "writes_into_the_homes", work)
     return checks, binaries
 

@@ -1,4 +1,6 @@
-"""Prints a test's checks as OK or NOT OK lines, with what came for each NOT OK, and a count.
+"""Prints a test's checks as OK or NOT OK lines, with what came for each NOT OK, and a count;
+when some failed, it ends with them again, each with the start of what came (a report cut to its
+last lines, as tools/report_failures.py cuts a long one, still shows what failed).
 
 checks: (what was promised, whether it held, what came). Returns the exit status: 0 when every
 check held, 1 otherwise. Shared by the tests that check several promises of one run, with
@@ -16,6 +18,10 @@ def report(checks):
             print("        got: " + str(got).replace("\n", "\n        "))
             failed += 1
     print("%d passed, %d failed" % (len(checks) - failed, failed))
+    for what, ok, got in checks if failed else ():
+        if not ok:
+            first = str(got).strip().splitlines()[:1] or [""]
+            print("NOT OK  %s: got %s" % (what, first[0][:300]))
     return 1 if failed else 0
 
 

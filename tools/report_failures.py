@@ -4,7 +4,8 @@
 usage: report_failures.py JUNIT_XML [CHECKER_JSON]
 
 Run after ctest has failed (the README's test command does). For each failed test it prints
-the test's name and its output, cut to a screenful; for the checker's test, only the first
+the test's name and its output, cut to a screenful (its first lines and its last, where a
+test ends with what failed and a traceback with its error); for the checker's test, only the first
 case that is NOT OK, then the diagnosis (and any note), which stand in the last lines. It says
 how many tests were skipped (those that need right numbers are, while the checker finds the
 lab's wrong), and where the whole report is.
@@ -31,6 +32,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 MAX_LINES = 25  # of a failed test's output that are shown here; the JUnit report has all
+HEAD_LINES = 6  # of those, from its start (what it ran); the rest from its end (what failed)
 CHECKER_TEST = "every_step_of_the_lab_matches_the_reference_in_every_case"  # tests/CMakeLists.txt's
 
 
@@ -43,6 +45,16 @@ def checker_summary(path):
         return None if data["ok"] else (list(data["first"]), list(data["ending"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def shown(lines):
+    """A failed test's output cut to MAX_LINES: its first HEAD_LINES and its last, with a line
+    that says how many were left out between them."""
+    if len(lines) <= MAX_LINES:
+        return lines
+    tail = MAX_LINES - HEAD_LINES - 1
+    return lines[:HEAD_LINES] + ["... %d lines left out here, in the whole report" % (len(lines) - HEAD_LINES - tail)] \
+        + lines[-tail:]
 
 
 def main(argv):
@@ -85,10 +97,8 @@ def main(argv):
     print("\n=== what failed%s ===" % skip)
     for name, lines in failed:
         print("--- %s:" % name)
-        for line in lines[:MAX_LINES]:
+        for line in shown(lines):
             print("  " + line)
-        if len(lines) > MAX_LINES:
-            print("  ... %d more lines in the whole report" % (len(lines) - MAX_LINES))
     print("The whole report: %s (each failed test's output is in its <failure>)." % os.path.relpath(argv[0]))
     if checker:
         print("--- %s: the first case NOT OK, then the diagnosis:" % checker[0])

@@ -83,15 +83,17 @@ class Watch:
         return False
 
     def watch_processes(self):
-        """The watch, then the run it forked, if one runs now (the same program)."""
-        found = []
-        for pid in sorted(self.processes()):
+        """The watch, then the run it forked, if one runs now (the same program). The watch is
+        the one whose parent is not the watch: process ids wrap (at 32768 on the fresh machines,
+        within minutes on a busy one), so a run's id may be lower than the watch's."""
+        parents = {}
+        for pid in self.processes():
             try:
                 if os.readlink("/proc/%d/exe" % pid).endswith("/lab04_watch"):
-                    found.append(pid)
-            except OSError:
+                    parents[pid] = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 pass
-        return found
+        return sorted(parents, key=lambda pid: (parents[pid] in parents, pid))
 
     def pid_of_watch(self):
         return (self.watch_processes() or [None])[0]

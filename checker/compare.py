@@ -195,7 +195,11 @@ def judge(case, run):
         reached = [v for v in views if any(isinstance(b, dict) and n != "x" for n, b in v["parsed"].items())]
         result = (wrong[:1] or reached[-1:] or views)[0]
     else:
-        result = next((v for v in views if not v["ok"]), None) or views[0]
+        # the head whose printed numbers differ first; else the first head NOT OK (by the run's
+        # exit status, which another head may have caused, or by what it never printed)
+        wrong = [v for v in views if not v["ok"]]
+        differ = [v for v in wrong if v["name"] and isinstance(v["parsed"].get(v["name"]), dict)]
+        result = min(differ, key=lambda v: v["step"]) if differ else (wrong or views)[0]
     result["heads"] = [{"out": v["out"], "parsed": v["parsed"]} for v in views]
     result["whole_out"] = run.lines
     if not run.ended and all(v["ok"] or (v["step"] == "7" and v.get("exit")) for v in views):

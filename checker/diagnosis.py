@@ -3,8 +3,10 @@
 One entry of mistakes.py that explains every case; else two that change different things
 (found together, and reported only when their numbers differ from every single entry's on
 the default cases); else one that explains all cases but one or two; else the one that
-explains the first differing step. Where a printed tensor equals another tensor of the
-lesson, or another one the lab printed, a "same tensor" line says so.
+explains the first differing step. Before the pairs: where what the lab printed leaves later
+steps nothing to be judged on (own_inputs.py: zeros, rows all alike, one-hot weights), that
+is said, with why and where its numbers first differ. Where a printed tensor equals another
+tensor of the lesson, or another one the lab printed, a "same tensor" line says so.
 """
 import re
 
@@ -12,6 +14,7 @@ import torch
 
 import cases
 import compare
+import own_inputs
 import reference_attention
 
 
@@ -121,6 +124,9 @@ def diagnose(cases, mistakes, explainer=None):
 
     first = min(failing, key=lambda c: c["step"] or "9")
     same = same_tensor_lines(first, ex)
+    unjudged = without_evidence(judged)
+    if unjudged:
+        return Diagnosis(nothing_to_judge_lines(unjudged, first), None, same)
     # Two mistakes: one acts at the first STEP that differs, the other there or later.
     pairs = []
     for i, a in enumerate(mistakes):
@@ -163,6 +169,45 @@ def diagnose(cases, mistakes, explainer=None):
                           "other ways too: there is another mistake"
                           % (first["step"], upto, first["text"], " OR ".join(said(m) for m in fits[:2]))], None, same)
     return Diagnosis(["no known mistake matches; start from the first STEP reported above"], None, same)
+
+
+def without_evidence(results):
+    """{step: (case, own_inputs.Why)} of the steps whose inputs, as the lab printed them, were
+    evidence (own_inputs.py) in no case and no head, and, in some case, for a reason of the
+    lab's own, not of the case (one token, --no-mask)."""
+    evidence, whys = set(), {}
+    for r in results:
+        case = cases.parse_case(r["text"])
+        for view in r.get("heads") or [{"parsed": r.get("parsed")}]:
+            for step, on in own_inputs.on_own_inputs(view["parsed"] or {}, case).items():
+                if on.why is None:
+                    evidence.add(step)
+                elif on.why.kind not in own_inputs.OF_THE_CASE:
+                    whys.setdefault(step, (r["text"], on.why))
+    return {step: why for step, why in sorted(whys.items()) if step not in evidence}
+
+
+def steps_text(steps):
+    """STEP 3, STEP 3 and 6, STEP 5 to 7."""
+    if len(steps) > 2 and steps == list(range(steps[0], steps[-1] + 1)):
+        return "STEP %d to %d" % (steps[0], steps[-1])
+    if len(steps) == 1:
+        return "STEP %d" % steps[0]
+    return "STEP %s and %d" % (", ".join(map(str, steps[:-1])), steps[-1])
+
+
+def nothing_to_judge_lines(unjudged, first):
+    """The diagnosis of a lab whose printed numbers leave later steps nothing to be judged on:
+    which steps, why (the first one's), and where its numbers first differ from the lesson's."""
+    steps = sorted(unjudged)
+    text, why = unjudged[steps[0]]
+    lines = ["%s cannot be judged on what the lab printed before them, and earn%s nothing: STEP %d: %s (case %s)"
+             % (steps_text(steps), "s" if len(steps) == 1 else "", steps[0], own_inputs.words(steps[0], why), text)]
+    if first["step"] and first["name"]:
+        lines.append("           its numbers first differ from the lesson's at STEP %s (%s): compute each STEP from the "
+                     "one before it, as the lesson does; a STEP earns its points only on numbers that can tell right "
+                     "code from wrong" % (first["step"], first["name"]))
+    return lines
 
 
 def after_right_numbers(cases):
@@ -214,12 +259,14 @@ def verdict_words(line):
 def same_tensor_lines(case, ex):
     """A printed tensor that is not what it should be but equals another tensor of the
     lesson, or another tensor the lab printed (before or after it): a copy-paste slip that no
-    catalogue lists."""
+    catalogue lists. A tensor of one number (zeros, ones) equals any other such tensor, and
+    says nothing of a slip: it is left out."""
     lesson = ex.predict(case["text"], (), case.get("of_head", 0))
     lines = []
     for _, name, _ in cases.TENSORS:
         block = case["blocks"][name]
-        if not isinstance(block, dict) or compare.compare(block, lesson[name], name)[0] is None:
+        if not isinstance(block, dict) or compare.compare(block, lesson[name], name)[0] is None \
+                or own_inputs.one_number(block["values"].flatten()):
             continue
         for _, other, _ in cases.TENSORS:
             if other == name:

@@ -3,51 +3,40 @@
 STEP 1 and 2 against the reference (their inputs are random draws the lab does not print);
 STEP 3 on the lab's q and k, STEP 4 on its scores, STEP 5 on its masked scores, STEP 6 on its
 weights and v; STEP 7: the verdicts it printed are right for the weights it printed, and its
-exit status follows them. A step right in every case earns its points.
+exit status follows them. Each is compared where its inputs are numbers, and is evidence only
+where they can tell right code from wrong (own_inputs.py): a step right in every case, and
+evidence in at least one, earns its points; one never evidence is "not judged", with why.
 """
 import json
+from typing import NamedTuple
 
 import torch
 
 import cases
 import compare
 import files
+import own_inputs
 import reference_attention
 from cases import STEP_NAMES
 
 
-def full(block):
-    """The printed tensor as a float64 tensor, when every entry was printed; else None."""
-    if not isinstance(block, dict):
-        return None
-    rows, cols = block["shape"]
-    # The shape is what the lab claims: compare counts first, so that a claim of a hundred
-    # million rows costs nothing (a list of them would take seconds and gigabytes).
-    if len(block["rows"]) != rows or len(block["cols"]) != cols or \
-            block["rows"] != list(range(rows)) or block["cols"] != list(range(cols)):
-        return None
-    return block["values"]
-
-
-def own_checks(weights):
-    """STEP 7's two checks (rows sum to 1, causal) on printed weights (float64), as the lab
-    makes them."""
-    sums = bool(torch.allclose(weights.sum(-1), torch.ones(weights.shape[0], dtype=torch.float64),
-                               rtol=1e-5, atol=1e-6))
-    upper = weights.masked_fill(torch.ones(weights.shape, dtype=torch.bool).tril(), 0.0)
-    return sums, bool(upper.abs().max().item() < 1e-9)
+class Judged(NamedTuple):
+    """One step in one case (or head): problem (what is wrong, None when right) and why (when
+    right: None where the step's inputs were evidence, else own_inputs' Why they were not)."""
+    problem: object
+    why: object = None
 
 
 def judge_steps(result, case):
-    """{step: None when right, else what is wrong} for one case of a lab, each step judged on
-    the lab's own printed inputs (STEP 1 and 2 against the reference: their inputs are random
-    draws the lab does not print), in every head. A step missing from this dict was not judged
-    here. The exit status follows the verdicts of every head, and the fused attention's."""
+    """{step: Judged} for one case of a lab, each step judged on the lab's own printed inputs
+    (STEP 1 and 2 against the reference: their inputs are random draws the lab does not print),
+    in every head: wrong in one head, it is wrong; evidence in one head, it is evidence. A step
+    missing from this dict was not judged here. The exit status follows the verdicts of every
+    head, and the fused attention's."""
     views = result.get("heads") or [{"out": result["out"], "parsed": result.get("parsed")}]
-    weights = [full((v["parsed"] or {}).get("weights")) for v in views]
-    checks = [own_checks(w) for w in weights if w is not None]
+    checks = [accepted_checks(v["out"], own_inputs.full((v["parsed"] or {}).get("weights"))) for v in views]
     whole = result.get("whole_out", result["out"])
-    want = 0 if all(a and b for a, b in checks) and not compare.fused_disagrees(whole) else 1
+    want = 0 if all(a and b for a, b in filter(None, checks)) and not compare.fused_disagrees(whole) else 1
     verdicts = {}
     stopped_in = (result.get("refused") or {}).get("head", len(views))
     if result.get("ended") or result.get("status") not in (0, 1):
@@ -57,12 +46,29 @@ def judge_steps(result, case):
             isinstance(b, dict) for n, b in (v["parsed"] or {}).items() if n != "x")] or [0])
     for h, view in enumerate(views[:stopped_in + 1]):  # the heads after a refusal never ran
         refused = result.get("refused") if h == stopped_in else None
-        for step, problem in judge_head_steps(view["out"], view["parsed"] or {}, case, h, result["status"], want,
-                                              compare.fused_disagrees(whole), refused, result.get("said")).items():
-            if problem and len(views) > 1:
-                problem = "head %d: %s" % (h, problem)
-            verdicts[step] = verdicts.get(step) or problem
+        for step, judged in judge_head_steps(view["out"], view["parsed"] or {}, case, h, result["status"], want,
+                                             compare.fused_disagrees(whole), refused, result.get("said")).items():
+            if judged.problem and len(views) > 1:
+                judged = judged._replace(problem="head %d: %s" % (h, judged.problem))
+            before = verdicts.get(step)
+            if before is None or (before.problem is None and (judged.problem or (before.why and not judged.why))):
+                verdicts[step] = judged
     return verdicts
+
+
+def accepted_checks(out, weights):
+    """STEP 7's two checks as a head of a lab printed them, where they are right for its
+    weights; else as the lesson's code makes them; None without weights. The exit status
+    follows them."""
+    if weights is None:
+        return None
+    answers = own_inputs.step7(weights).expected
+    printed = [line for line in out if line.startswith("STEP 7")]
+    for a in answers[0]:
+        for b in answers[1]:
+            if printed and printed[0] == compare.verdict_line(a, b):
+                return a, b
+    return own_inputs.own_checks(weights)
 
 
 def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, refused=None, said=None):
@@ -76,70 +82,66 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
                                         of_head=of_head)
     verdicts, unprinted = {}, set()
 
-    def judge(step, name, expected, of):  # a step is right when each of its tensors is
+    def judge(step, name, of, on=None, expected=None):
+        """A step is right when each of its tensors is: compared with expected, or with what it
+        is on the lab's own inputs (on, an own_inputs.OnOwnInputs), on its judged part."""
         block = got[name]
+        why = on.why if on else None
         if block is None or isinstance(block, str):
             problem = "%s %s" % (name, "was not printed" if block is None else block)
             unprinted.add(step)
+        elif on and (on.judged is None or not bool(on.judged.any())):
+            problem = None  # nothing it printed can be compared (or computed): no evidence either way
         else:
+            expected = on.expected if on else expected
+            if on and tuple(block["values"].shape) == tuple(expected.shape):
+                expected = torch.where(on.judged, expected, block["values"])  # the rest agrees with itself
             problem = compare.compare(block, expected, name)[0]
             problem = problem and "%s is not %s: %s" % (name, of, problem)
-        verdicts[step] = verdicts.get(step) or problem
+        if problem or step not in verdicts:
+            verdicts[step] = Judged(problem, None if problem else why)
 
-    def numbers(step, *names):  # its inputs are numbers where the lesson's are, or it is not judged
-        for name in names:
-            problem = not_numbers(full(got[name]), ref[name])
-            if problem:
-                verdicts[step] = verdicts.get(step) or "not judged: its input, the %s printed, %s, so " \
-                    "nothing shows whether this step is right on them" % (name, problem)
-                return False
-        return True
-
-    judge(1, "x", ref["x"], "the reference's")
+    judge(1, "x", "the reference's", expected=ref["x"])
     for name in ("q", "k", "v"):
-        judge(2, name, ref[name], "the reference's")
-    q, k, v = (full(got[n]) for n in ("q", "k", "v"))
-    if q is not None and k is not None and numbers(3, "q", "k"):
-        scores = q @ k.transpose(0, 1)
-        if case["scale"]:
-            scores = scores * (1.0 / case["head"] ** 0.5)
-        judge(3, "scores", scores, "its q times its k transposed%s" % (", scaled" if case["scale"] else ""))
-    scores = full(got["scores"])
-    if scores is not None and numbers(4, "scores"):
-        tril = torch.ones(scores.shape, dtype=torch.bool).tril()
-        masked = scores.masked_fill(~tril, float("-inf")) if case["mask"] else scores
-        judge(4, "masked scores", masked, "its scores with the future masked" if case["mask"] else "its scores")
-    masked = full(got["masked scores"])
-    if masked is not None and numbers(5, "masked scores"):
-        judge(5, "weights", torch.softmax(masked, dim=-1), "softmax of its masked scores")
-    weights = full(got["weights"])
-    if weights is not None and v is not None and numbers(6, "weights", "v"):
-        judge(6, "out", weights @ v, "its weights times its v")
+        judge(2, name, "the reference's", expected=ref[name])
+    on = own_inputs.on_own_inputs(got, case)
+    for step, name, of in ((3, "scores", "its q times its k transposed%s" % (", scaled" if case["scale"] else "")),
+                           (4, "masked scores", "its scores with the future masked" if case["mask"] else "its scores"),
+                           (5, "weights", "softmax of its masked scores"), (6, "out", "its weights times its v")):
+        if step in on:
+            judge(step, name, of, on[step])
     if refused:  # its numbers may be right: the step still made what the code after it cannot take
         step = int(refused["step"])
-        if not verdicts.get(step) or step in unprinted:
-            verdicts[step] = "%s is not what the lesson's code after STEP %d takes, and the lab stopped there: %s" % (
-                refused["name"], step, said)
+        if not (verdicts.get(step) and verdicts[step].problem) or step in unprinted:
+            verdicts[step] = Judged("%s is not what the lesson's code after STEP %d takes, and the lab stopped there: %s"
+                                    % (refused["name"], step, said))
         if not any(line.startswith("STEP 7") for line in out):
-            verdicts[7] = "not reached: the lab stopped at STEP %d" % step
-    if weights is not None and not (refused and verdicts.get(7)) and numbers(7, "weights"):
-        verdict = compare.verdict_line(*own_checks(weights))
-        if verdict not in out:
-            printed = [l for l in out if l.startswith("STEP 7")]
-            verdicts[7] = "printed %r, right for its weights: %r" % (printed[0][:100] if printed else "no STEP 7 line", verdict)
-        elif status != want:
-            verdicts[7] = "exit status %s, expected %d for its verdicts%s" % (
-                status, want, " (its fused attention disagrees)" if fused_disagrees else "")
-        else:
-            verdicts[7] = None
+            verdicts[7] = Judged("not reached: the lab stopped at STEP %d" % step)
+    if 7 in on and not (refused and verdicts.get(7)):
+        verdicts[7] = judge_step_7(out, on[7], status, want, fused_disagrees)
     return verdicts
 
 
+def judge_step_7(out, on, status, want, fused_disagrees):
+    """STEP 7: the verdicts printed are right for the weights printed (on: own_inputs.step7),
+    and the exit status follows every head's."""
+    right = [compare.verdict_line(a, b) for a in sorted(on.expected[0], reverse=True)
+             for b in sorted(on.expected[1], reverse=True)]
+    printed = [line for line in out if line.startswith("STEP 7")]
+    if not any(line in out for line in right):
+        return Judged("printed %r, right for its weights: %s" % (
+            printed[0][:100] if printed else "no STEP 7 line", " or ".join(repr(line) for line in right)))
+    if status != want:
+        return Judged("exit status %s, expected %d for its verdicts%s" % (
+            status, want, " (its fused attention disagrees)" if fused_disagrees else ""))
+    return Judged(None, on.why)
+
+
 def not_numbers(printed, lesson):
-    """What makes a printed tensor (float64, every entry) no input to judge a step on, in
-    words, or None: NaN, or an infinity, where the lesson's tensor has a number (where the
-    lesson's has an infinity, the masked future, the same infinity or any number is fine).
-    NaN agrees with NaN whatever code made it, so a step judged on NaN would always be right."""
+    """What makes a printed tensor (float64, every entry) hold no numbers to compare with
+    another lab's, in words, or None: NaN, or an infinity, where the lesson's tensor has a
+    number (where the lesson's has an infinity, the masked future, the same infinity or any
+    number is fine). NaN agrees with NaN whatever code made it."""
     lesson = lesson.double()
     if printed.shape != lesson.shape:  # no entry to pair with the lesson's: each must be a number
         finite = torch.ones(printed.shape, dtype=torch.bool)
@@ -156,31 +158,51 @@ def not_numbers(printed, lesson):
     return "holds %s where the lesson's are numbers%s" % (held, " (or the mask's -inf)" if bool(other.any()) else "")
 
 
-# A step's grade that names no case: where it is wrong in every case, and why as a value.
-EVERY_CASE, NEVER_PRINTED = "every case", "never printed"
+# Why a step lost its points, as a value: wrong in a case; not judged (its inputs were no
+# evidence in any case); never printed; not written yet (a starter's blank, or after it).
+WRONG, NOT_JUDGED, NEVER_PRINTED, NOT_WRITTEN = "wrong", "not judged", "never printed", "not written"
+EVERY_CASE = "every case"  # the case of a Lost that names none
+
+
+class Lost(NamedTuple):
+    """A step's points lost: case (the first case where it is wrong, or EVERY_CASE), what (in
+    words) and kind (WRONG, NOT_JUDGED, NEVER_PRINTED or NOT_WRITTEN)."""
+    case: str
+    what: str
+    kind: str
 
 
 def grade_steps(results):
-    """{step: None when right in every case it was judged in, else (case, what is wrong)}
-    over the results of compare.judge; a step judged in no case is "never printed"."""
-    grades = {}
+    """{step: None when it earns its points, else a Lost} over the results of compare.judge.
+    A step earns them when it is right in every case it was judged in, and its inputs were
+    evidence (own_inputs.py) in at least one of them; where they never were, it is "not
+    judged", with why in the words of the first case whose inputs, not the case itself, say
+    why. A step judged in no case was "never printed"."""
+    grades, evidence, whys = {}, set(), {}
     for r in results:
         case = cases.parse_case(r["text"])
-        for step, problem in judge_steps(r, case).items():
-            if problem and grades.get(step) is None:  # the first case where it is wrong
-                grades[step] = (r["text"], problem)
-            else:
-                grades.setdefault(step, None)
+        for step, judged in judge_steps(r, case).items():
+            if judged.problem and grades.get(step) is None:  # the first case where it is wrong
+                grades[step] = Lost(r["text"], judged.problem, WRONG)
+                continue
+            grades.setdefault(step, None)
+            if judged.why is None:
+                evidence.add(step)
+            elif step not in whys or (whys[step].kind in own_inputs.OF_THE_CASE
+                                      and judged.why.kind not in own_inputs.OF_THE_CASE):
+                whys[step] = judged.why
     for step in cases.STEP_NUMBERS:
         if step not in grades:
-            grades[step] = (EVERY_CASE, NEVER_PRINTED)
+            grades[step] = Lost(EVERY_CASE, NEVER_PRINTED, NEVER_PRINTED)
+        elif grades[step] is None and step not in evidence:
+            grades[step] = Lost(EVERY_CASE, "not judged: %s" % own_inputs.words(step, whys[step]), NOT_JUDGED)
     # A starter's blank: the run stops at the first step not written yet.
     blank = min((b for b in (compare.blank_step(r["out"]) for r in results) if b), default=None)
     if blank:
         for step in range(blank, cases.STEPS + 1):
             if grades[step] is not None:
-                grades[step] = (EVERY_CASE, "not written yet" if step == blank else
-                                "not reached: the run stops at STEP %d, not written yet" % blank)
+                grades[step] = Lost(EVERY_CASE, "not written yet" if step == blank else
+                                    "not reached: the run stops at STEP %d, not written yet" % blank, NOT_WRITTEN)
     return grades
 
 
@@ -190,12 +212,13 @@ def steps_wrong_in_themselves(results):
     if not whole:
         return []
     grades = grade_steps(whole)
-    return [n for n in cases.STEP_NUMBERS if grades[n] is not None and grades[n][1] != NEVER_PRINTED]
+    return [n for n in cases.STEP_NUMBERS if grades[n] is not None and grades[n].kind == WRONG]
 
 
 def verdict_text(g):
     """A step's grade (grade_steps()) in words."""
-    return "right in every case" if g is None else "wrong in case %s: %s" % g if g[0] != EVERY_CASE else g[1]
+    return "right in every case" if g is None else "wrong in case %s: %s" % (g.case, g.what) if g.kind == WRONG \
+        else g.what
 
 
 def grade(results, points):

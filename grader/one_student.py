@@ -18,6 +18,7 @@ import compare
 import compile_sandbox
 import diagnosis
 import grading
+import own_inputs
 import running
 import runner_client
 import sandbox
@@ -223,7 +224,7 @@ def wrong_numbers(results):
     parts = []
     for r in results:
         block = (r.get("blocks") or {}).get(r.get("name")) if not r["ok"] else None
-        if isinstance(block, dict) and grading.full(block) is not None and not grading.not_numbers(
+        if isinstance(block, dict) and own_inputs.full(block) is not None and not grading.not_numbers(
                 block["values"], compare.expected_of(cases.parse_case(r["text"]), r.get("of_head", 0))[r["name"]]):
             # (NaN is no number: two labs that print NaN printed nothing alike)
             parts.append((r["text"], r["step"], r["name"], r.get("of_head", 0), tuple(block["shape"]),

@@ -328,11 +328,13 @@ def main(argv):
                        and "STEP 5" in body, (body or "")[:800]))
 
     for name, text, lowest, highest in (("memorised", memorised_answers.source(lesson), 0, 1),
+                                        ("computes_nothing", make_class.lab_text("computes_nothing"), 0, 2),
                                         ("lesson", make_class.lab_text("lesson"), 7, 7),
                                         ("one_mistake", make_class.lab_text("no_scale"), 6, 6)):
         status, result, body, output = autograde(work, checkout_of(work, name, text))
         checks.append(("%s: a score from %d to %d (%s)" % (name, lowest, highest, {
             "memorised": "it prints the lesson's answers to the public cases and computes nothing",
+            "computes_nothing": "q, k and v zeros, STEP 3 to 6 constants: no more than the untouched starter",
             "lesson": "full marks", "one_mistake": "no scale: one step lost"}[name]),
             status == 0 and result is not None and lowest <= result["score"] <= highest,
             "exit %d, %s\n%s" % (status, result and result["score"], (body or output)[-1200:])))

@@ -12,8 +12,10 @@ them equal; sizes that differ where its sizes differ; 16 tokens where it has 16;
 printed), with seeds of their own. Then each entry of mistakes.py is graded on the draw and on
 the public cases as the lab with that mistake would print (the reference's numbers, at 9
 decimals, through grading.py; a lab whose out is not (T, HEAD) stops after printing it, as the
-lab does), and must lose the same steps on both; the lesson loses none. The same seed gives the
-same cases in another Python process (another hash seed). Prints OK or NOT OK for each promise.
+lab does), and must lose the same steps on both; the lesson loses none; a lab whose q, k and v
+carry no information (zeros, ones, one row repeated, entries of 1e-20) earns nothing after STEP
+2 on either. The same seed gives the same cases in another Python process (another hash seed).
+Prints OK or NOT OK for each promise.
 """
 import os
 import subprocess
@@ -26,22 +28,58 @@ import cases
 import compare
 import diagnosis
 import grading
+import own_inputs
 from catalogue_test import printed
 from mistakes import MISTAKES
 
 
 def simulated(ex, text, combo):
     """One case of a lab that makes the mistakes of combo, as compare.judge's result has it."""
+    return simulated_tensors(text, [ex.predict(text, combo, of_head=h) for h in range(cases.parse_case(text)["heads"])])
+
+
+# Labs whose q, k and v carry no information, as a student who wants the points without the
+# work prints them, and STEP 3 to 6 as the lesson's code runs them on those: the numbers that
+# constants written in their place would print. Each must earn nothing after STEP 2, so no
+# more than the untouched starter (STEP 1 and 2), on any draw.
+NO_INFORMATION = {"zeros": torch.zeros_like, "ones": torch.ones_like,
+                  "one row repeated": lambda t: t[:1].expand(t.shape).clone(), "entries of 1e-20": lambda t: t * 1e-20}
+
+
+def with_inputs(lesson, case, make):
+    """The tensors of one head of the lesson with q, k and v made by make from the lesson's,
+    and STEP 3 to 6 computed on them as the lab computes them (float32)."""
+    t = dict(lesson)
+    q, k, v = (make(lesson[n].float()) for n in ("q", "k", "v"))
+    scores = q @ k.transpose(0, 1) * ((1.0 / case["head"] ** 0.5) if case["scale"] else 1.0)
+    tril = torch.ones(scores.shape, dtype=torch.bool).tril()
+    masked = scores.masked_fill(~tril, float("-inf")) if case["mask"] else scores
+    weights = torch.softmax(masked, dim=-1)
+    t.update(q=q, k=k, v=v, scores=scores, weights=weights, out=weights @ v)
+    t["masked scores"] = masked
+    return t
+
+
+def no_information_lost(ex, texts, make):
+    tensors = lambda text: [with_inputs(ex.predict(text, (), of_head=h), cases.parse_case(text), make)
+                            for h in range(cases.parse_case(text)["heads"])]
+    grades = grading.grade_steps([simulated_tensors(text, tensors(text)) for text in texts])
+    return sorted(n for n in range(1, 8) if grades[n] is not None)
+
+
+def simulated_tensors(text, heads):
+    """One case of a lab that prints these tensors (one dict for each head), as compare.judge's
+    result has it."""
     case = cases.parse_case(text)
     views, status, refused = [], 0, None
     for h in range(case["heads"]):
-        tensors = ex.predict(text, combo, of_head=h)
+        tensors = heads[h]
         blocks = printed(tensors)
         out = []
         if tuple(tensors["out"].shape) != (case["tokens"], case["head"]):  # the lab stops there
             status, refused = cases.EXIT_NOT_THE_LESSONS_TENSOR, {"head": h, "step": "6", "name": "out"}
         else:
-            sums, causal = grading.own_checks(blocks["weights"]["values"])
+            sums, causal = own_inputs.own_checks(blocks["weights"]["values"])
             out = [compare.verdict_line(sums, causal)]
             status = status or (0 if sums and causal else 1)
         views.append({"out": out, "parsed": blocks})
@@ -83,7 +121,11 @@ def main(argv):
     public = {m["id"]: lost(ex, cases.GRADE_CASES, (m,)) for m in MISTAKES}
     checks = [("the lesson loses no step on the public cases", lost(ex, cases.GRADE_CASES, ()) == [], "")]
     seeds = list(range(draws)) + [cases.new_draw()]
-    kinds, unfair, lesson = [], [], []
+    kinds, unfair, lesson, gained = [], [], [], []
+    for kind, make in NO_INFORMATION.items():
+        steps = no_information_lost(ex, cases.GRADE_CASES, make)
+        if not set(range(3, 8)) <= set(steps):
+            gained.append("the public cases: q, k and v of %s earn STEP %s" % (kind, sorted(set(range(3, 8)) - set(steps))))
     for seed in seeds:
         drawn = cases.draw_grade_cases(seed)
         if len(drawn) != len(cases.GRADE_CASES) or drawn != cases.draw_grade_cases(seed):
@@ -94,6 +136,11 @@ def main(argv):
                 kinds.append("draw %d: %s is no case of %s's kind: %s" % (seed, d, p, problem))
         if lost(ex, drawn, ()):
             lesson.append("draw %d: the lesson loses %s" % (seed, lost(ex, drawn, ())))
+        for kind, make in NO_INFORMATION.items():
+            steps = no_information_lost(ex, drawn, make)
+            if not set(range(3, 8)) <= set(steps):
+                gained.append("draw %d (%s): q, k and v of %s earn STEP %s" % (
+                    seed, " ".join(drawn), kind, sorted(set(range(3, 8)) - set(steps))))
         for m in MISTAKES:
             steps = lost(ex, drawn, (m,))
             if steps != public[m["id"]]:
@@ -102,6 +149,9 @@ def main(argv):
     checks.append(("each of %d draws is a case of each public case's kind, the same for its seed" % len(seeds),
                    not kinds, "\n".join(kinds[:10])))
     checks.append(("the lesson loses no step on any of %d draws" % len(seeds), not lesson, "\n".join(lesson[:10])))
+    checks.append(("a lab whose q, k and v are %s, the lesson's STEP 3 to 6 run on them, earns nothing after STEP 2 "
+                   "on the public cases and on each of %d draws" % (", ".join(NO_INFORMATION), len(seeds)),
+                   not gained, "\n".join(gained[:20])))
     checks.append(("each of the %d known mistakes loses the same steps on each of %d draws as on the public cases"
                    % (len(MISTAKES), len(seeds)), not unfair, "\n".join(unfair[:20])))
     code = "import sys; sys.path.insert(0, %r); import cases; print(cases.draw_grade_cases(%d))" % (project.CHECKER, 12345)

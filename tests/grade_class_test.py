@@ -156,6 +156,12 @@ def main(argv):
                 expected[m] = expected.get(m, 0) + 1
         with open(os.path.join(grades, "summary.md")) as f:
             summary = f.read()
+        nothing = [n for n, e in manifest.items() if e["kind"] == "computes_nothing"]
+        if nothing:
+            checks.append(("%s: a lab that computes nothing (q, k and v zeros, STEP 3 to 6 constants) scores no more "
+                           "than the untouched starter's 2, its later steps not judged" % shape,
+                           all(float(rows[n]["score"]) <= 2 for n in nothing),
+                           [(rows[n]["score"], rows[n]["diagnosis"]) for n in nothing]))
         checks.append(("%s: the summary counts each known mistake as often as the class made it" % shape,
                        mistake_counts(summary) == expected, (mistake_counts(summary), expected)))
         checks.append(("%s: the picture of the class is a PNG, shown first in the summary, described in words" % shape,

@@ -97,6 +97,8 @@ def main(argv):
     for what, text, lowest, highest in (
             ("a lab that prints the lesson's answers to the public cases and computes nothing scores at most 1",
              memorised_answers.source(lesson), 0, 1),
+            ("a lab that computes nothing (q, k and v zeros, STEP 3 to 6 constants) scores no more than the untouched "
+             "starter's 2", make_class.lab_text("computes_nothing"), 0, 2),
             ("the lesson scores 7", make_class.lab_text("lesson"), 7, 7),
             ("a lab with one mistake (no scale) scores 6", make_class.lab_text("no_scale"), 6, 6)):
         results, output = autograde(root, text)

@@ -118,6 +118,13 @@ KINDS = {
     "hangs_after_its_last_line": ([(END, "  finish_output(0);\n  for (volatile bool forever = true; forever;) {\n  }\n"
                                          "  return 0;\n} catch")], [], "timed out"),
     "claims_huge_shapes": ([(MAIN, LIES)], [], "graded"),
+    # No attention computed: q, k and v printed as zeros, STEP 3 to 6 constants. Each step holds
+    # on such inputs whatever its code, so none after STEP 2 earns anything (own_inputs.py).
+    "computes_nothing": ([("torch::Tensor %s = head.%s(x);" % (t, layer), "torch::Tensor %s = torch::zeros({T, HEAD});" % t)
+                          for t, layer in (("q", "query"), ("k", "key"), ("v", "value"))]
+                         + [("q.matmul(k.transpose(-2, -1))", "torch::zeros({T, T})"),
+                            (SOFTMAX, "torch::ones({T, T}).tril_().div_(torch::arange(1, T + 1).unsqueeze(1))"),
+                            ("weights.matmul(v)", "torch::zeros({T, HEAD})")], [], "graded"),
     "leaves_files_and_ipc": ([(MAIN, LEAVES)], [], "graded"),
     "burns_cpu": ([(MAIN, BURNS)], [], "graded"),
     # Terminal escapes on stderr (a window title, a clipboard write, a cleared screen), no output.

@@ -266,6 +266,8 @@ def main(argv):
                              b"int main(int argc, char** argv) try {\n  int x = \x1b[31m \x1b]0;title\x07;")
     jobs = [("lesson", {"lab04_attention.cpp": lesson}, ("score", 1.0)),
             ("one mistake (no scale)", {"lab04_attention.cpp": no_scale}, ("score", 6 / 7)),
+            ("a lab that computes nothing (q, k and v zeros, STEP 3 to 6 constants)",
+             {"lab04_attention.cpp": make_class.lab_text("computes_nothing").encode()}, ("at most", 2 / 7)),
             ("no file", {}, ("not gradable", None)),
             ("another name", {"main.cpp": lesson}, ("not gradable", None)),
             ("a file of 0 bytes", {"lab04_attention.cpp": b""}, ("not gradable", None)),
@@ -288,6 +290,8 @@ def main(argv):
         ok = status == 0 and not found
         if ok and expect == "score":
             ok = results.get("gradable", True) and abs(results["score"] - value) < 1e-9 and len(results.get("tests", [])) == 7
+        if ok and expect == "at most":  # the untouched starter's score, or less
+            ok = results.get("gradable", True) and results["score"] <= value + 1e-9 and len(results.get("tests", [])) == 7
         if ok and "quoting" in what:  # shown as text: no control character reaches the panel
             # (the compiler may show the escape as <U+001B> itself; the grader shows one left raw as \x1b)
             ok = any(shown in results.get("output", "") for shown in ("\\x1b", "<U+001B>")) \
@@ -295,7 +299,7 @@ def main(argv):
         if ok and expect == "not gradable":
             ok = results.get("gradable") is False and bool(results.get("format_errors"))
         checks.append(("%s: exit 0 in %.1f s of the %d s timeout, a results.json PrairieLearn takes, %s" % (
-            what, took, timeout, {"score": "score %.4g" % (value or 0), "not gradable": '"gradable": false with the reason',
+            what, took, timeout, {"score": "score %.4g" % (value or 0), "at most": "a score of at most %.4g" % (value or 0), "not gradable": '"gradable": false with the reason',
                                   "valid": "whatever its score"}[expect]),
             ok, "exit %s, problems %s, results %s, output %s" % (status, found, json.dumps(results)[:800], output[-800:])))
 

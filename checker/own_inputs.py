@@ -196,7 +196,7 @@ def step6(weights, v):
     def picked(row):  # a row of v, or 0: what a copy prints
         return _zeros(row) or any(_agree(r, row) for r in finite_v)
     if not bool(rows.any()):
-        why = Why(NO_NUMBERS, ("weights", "v"))
+        why = Why(NO_NUMBERS, ("weights",) if not bool(_finite_rows(weights).any()) else ("weights", "v"))
     elif _zeros(expected[rows]):
         why = Why(ZEROS, ("v",)) if bool((v == 0).all()) else Why(TINY, ("weights", "v"), expected[rows].abs().max().item())
     elif weights.shape[0] == 1:
@@ -277,6 +277,9 @@ def words(step, why):
     any code prints these scores". Made from the Why's values only."""
     names, out = _names(why.names), OUTPUT[step]
     are = "are" if len(why.names) > 1 or why.names[0] in PLURAL else "is"
+    if why.kind == NO_NUMBERS and step == 5:
+        return "every row of its masked scores holds NaN or +inf, or nothing but -inf, where softmax gives NaN " \
+               "whatever the code"
     if why.kind == NO_NUMBERS:
         return "its %s hold%s NaN or an infinity wherever this step reads them (NaN agrees with NaN " \
                "whatever code made it)" % (names, "" if are == "are" else "s")
@@ -288,8 +291,8 @@ def words(step, why):
     if why.kind == NO_MASK:
         return "the case runs with --no-mask, so STEP 4 leaves the scores as they are"
     if why.kind == ZEROS:
-        return "%s %s all zeros, so %s prints %s" % (names, are, "the mask's pattern alone" if step == 4 else "any code",
-                                                     out)
+        return "%s%s %s all zeros, so %s prints %s" % ("its " if why.names[0] in PLURAL else "", names, are,
+                                                       "the mask's pattern alone" if step == 4 else "any code", out)
     if why.kind == TINY:
         return "its %s %s so small that what this step makes of them is 0 within the checker's tolerance (the " \
                "largest is %.3g), so %s prints %s" % (names, are, why.value,

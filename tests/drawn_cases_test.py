@@ -12,7 +12,8 @@ them equal; sizes that differ where its sizes differ; 16 tokens where it has 16;
 printed), with seeds of their own. Then each entry of mistakes.py is graded on the draw and on
 the public cases as the lab with that mistake would print (the reference's numbers, at 9
 decimals, through grading.py; a lab whose out is not (T, HEAD) stops after printing it, as the
-lab does), and must lose the same steps on both; the lesson loses none; a lab whose q, k and v
+lab does), and must lose the same steps on both, and on the public cases its own STEP alone
+(OWN_STEPS: four lose two); the lesson loses none; a lab whose q, k and v
 carry no information (zeros, ones, one row repeated, entries of 1e-20) earns nothing after STEP
 2 on either. The same seed gives the same cases in another Python process (another hash seed).
 Prints OK or NOT OK for each promise.
@@ -114,12 +115,26 @@ def of_its_kind(public, drawn):
     return "; ".join(problems) or None
 
 
+# The steps each known mistake loses on the public cases: its own STEP, where its numbers first
+# go wrong, but for these, which are wrong in two steps or stop the lab.
+OWN_STEPS = {
+    "x_uniform": [1, 2], "x_after_layers": [1, 2],  # the layers' random numbers change with x's draw
+    "scale_after_softmax": [3, 5], "mask_after_softmax": [4, 5],  # a step moved past softmax: both are wrong
+    "weights_times_x": [6, 7],  # out is (T, C): the lab stops at STEP 6 (exit 5), STEP 7 is not reached
+}
+
+
 def main(argv):
     draws = int(argv[0]) if argv and argv[0].isdigit() else 32
     ex = diagnosis.Explainer(MISTAKES)
     torch.set_num_threads(1)
     public = {m["id"]: lost(ex, cases.GRADE_CASES, (m,)) for m in MISTAKES}
     checks = [("the lesson loses no step on the public cases", lost(ex, cases.GRADE_CASES, ()) == [], "")]
+    own = ["%s loses STEP %s, expected %s" % (m["id"], public[m["id"]], OWN_STEPS.get(m["id"], [int(m["step"])]))
+           for m in MISTAKES if public[m["id"]] != OWN_STEPS.get(m["id"], [int(m["step"])])]
+    checks.append(("each of the %d known mistakes loses its own STEP alone on the public cases (%s: two steps, "
+                   "as they are wrong in two or stop the lab)" % (len(MISTAKES), ", ".join(OWN_STEPS)), not own,
+                   "\n".join(own)))
     seeds = list(range(draws)) + [cases.new_draw()]
     kinds, unfair, lesson, gained = [], [], [], []
     for kind, make in NO_INFORMATION.items():

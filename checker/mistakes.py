@@ -14,6 +14,12 @@ def mistake(id, step, did, fix, **change):
 KQV = "create them key, query, value: the order in which the Python lab draws their random weights"
 ORDERS = [("key", "value", "query"), ("query", "key", "value"), ("query", "value", "key"),
           ("value", "key", "query"), ("value", "query", "key")]
+# Three orders give two tensors each other's layer's numbers: the same numbers as a lab that makes
+# them with each other's layer, key(x) for query(x), say.
+SWAPPED = {order: " (or %s and %s were made by each other's layer, %s(x) and %s(x): the same numbers)" % (
+    a[0], b[0], b, a) for order, (a, b) in ((("query", "key", "value"), ("query", "key")),
+                                            (("key", "value", "query"), ("query", "value")),
+                                            (("value", "query", "key"), ("key", "value")))}
 SCALE = "scale the scores by 1/sqrt(HEAD): a dot product of HEAD terms grows like sqrt(HEAD)"
 
 MISTAKES = [
@@ -24,8 +30,9 @@ MISTAKES = [
             "the layers got other random numbers", "draw x first (STEP 1), then create the layers",
             x_after_layers=True),
 ] + [
-    mistake("layers_" + "_".join(order), "2", "the layers were created " + ", ".join(order), KQV,
-            order=order) for order in ORDERS
+    mistake("layers_" + "_".join(order), "2", "the layers were created " + ", ".join(order) + SWAPPED.get(order, ""),
+            KQV + (" (or make each tensor with its own layer)" if order in SWAPPED else ""), order=order)
+    for order in ORDERS
 ] + [
     mistake("bias_" + name, "2", "the %s layer has a bias" % name,
             "create it with .bias(false), as the other two", bias=(name,))

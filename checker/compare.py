@@ -252,6 +252,11 @@ def judge_head(case, run, out, of_head):
             result["lines"] = ["STEP %s: %s%s: %s, and the lab stopped there (exit %d): %s" % (
                 step, name, of, "its numbers are right" if isinstance(blocks[name], dict) else "not printed",
                 status, result["said"])]
+        elif diff and diff[2] == "was not printed" and blank_step(out):
+            # a starter's blank: the run stops at its TODO, before the step's tensor
+            result.update(step=str(blank_step(out)), name=diff[1], printed_right=None)
+            result["lines"] = ["STEP %d: not written yet: the run stops at its TODO(STEP %d) (exit %d)"
+                               % (blank_step(out), blank_step(out), status)]
         elif diff:
             step, name, what = diff
             result.update(step=step, name=name)

@@ -16,6 +16,7 @@ import cases
 import compare
 import own_inputs
 import reference_attention
+from mistakes import TRAPS
 
 
 class Explainer:
@@ -111,8 +112,18 @@ def diagnose(cases, mistakes, explainer=None):
     ex = explainer or Explainer(mistakes)
     judged = [c for c in cases if c["blocks"] is not None]
     failing = [c for c in judged if not c["ok"]]
+    blank = min((b for b in (compare.blank_step(c.get("out", [])) for c in cases) if b), default=None)
+    if blank:  # a starter's blank: only a mistake before it can explain what was printed
+        if all(ex.explains(c, ()) for c in judged):
+            return Diagnosis(["STEP %d is not written yet: the run stops at its TODO(STEP %d), and every number it "
+                              "printed before is right; write the step, rebuild, and check again" % (blank, blank)])
+        mistakes = [m for m in mistakes if int(m["step"]) < blank]
     if cases and all(c.get("printed_right") for c in cases) and not all(c["ok"] for c in cases):
         return Diagnosis(after_right_numbers(cases))  # every number it printed is the lesson's
+    stopped = next((c for c in failing if c.get("status") == 3 and c.get("said", "").startswith("LibTorch error:")),
+                   None)
+    if stopped and all(ex.explains(c, ()) for c in judged):  # right numbers, then LibTorch refused a step
+        return Diagnosis(libtorch_error_lines(stopped))
     if not failing:
         return Diagnosis(["the lab printed no numbers that can be compared; start from the first NOT OK case above"])
     singles = [m for m in mistakes if all(ex.explains(c, (m,)) for c in judged)]
@@ -124,6 +135,12 @@ def diagnose(cases, mistakes, explainer=None):
 
     first = min(failing, key=lambda c: c["step"] or "9")
     same = same_tensor_lines(first, ex)
+    refused = first.get("refused")
+    if refused and refused["step"] == first["step"]:  # its own line says what is wrong
+        return Diagnosis(["STEP %s made %s a tensor the lesson's code after it cannot take, and the lab stopped "
+                          "there, saying: %s" % (first["step"], refused["name"], first["said"]),
+                          "           the comment on each line of the lesson gives its tensor's shape: (T, HEAD) "
+                          "for q, k, v and the output, (T, T) for the scores and the weights"], None, same)
     unjudged = without_evidence(judged)
     if unjudged:
         return Diagnosis(nothing_to_judge_lines(unjudged, first), None, same)
@@ -207,6 +224,19 @@ def nothing_to_judge_lines(unjudged, first):
         lines.append("           its numbers first differ from the lesson's at STEP %s (%s): compute each STEP from the "
                      "one before it, as the lesson does; a STEP earns its points only on numbers that can tell right "
                      "code from wrong" % (first["step"], first["name"]))
+    return lines
+
+
+def libtorch_error_lines(case):
+    """The diagnosis of a lab whose numbers are right as far as they go, stopped by an error of
+    LibTorch's: the step, LibTorch's words, and what they mean where a trap of mistakes.py's
+    TRAPS explains them."""
+    step = case["step"] or "?"
+    lines = ["every number the lab printed is right; then, at STEP %s, LibTorch stopped it (exit 3), saying: %s"
+             % (step, case["said"][len("LibTorch error: "):])]
+    trap = next((t for t in TRAPS if t[0] in case["said"]), None)
+    if trap:
+        lines.append("           that is: %s; %s" % (trap[1], trap[2]))
     return lines
 
 

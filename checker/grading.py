@@ -21,10 +21,12 @@ from cases import STEP_NAMES
 
 
 class Judged(NamedTuple):
-    """One step in one case (or head): problem (what is wrong, None when right) and why (when
-    right: None where the step's inputs were evidence, else own_inputs' Why they were not)."""
+    """One step in one case (or head): problem (what is wrong, None when right), why (when
+    right: None where the step's inputs were evidence, else own_inputs' Why they were not) and
+    reached (False for a step the run never got to: it stopped before, and problem says where)."""
     problem: object
     why: object = None
+    reached: bool = True
 
 
 def judge_steps(result, case):
@@ -44,10 +46,15 @@ def judge_steps(result, case):
         # printed never ran
         stopped_in = max([h for h, v in enumerate(views) if any(
             isinstance(b, dict) for n, b in (v["parsed"] or {}).items() if n != "x")] or [0])
+    stopped = None  # how the run stopped before its end (a crash, a hang, an error, a refusal)
+    if result.get("ended") or result.get("status") not in (0, 1):
+        stopped = result.get("problem") or "exited %s%s" % (result.get("status"), ": " + result["said"]
+                                                             if result.get("said") else "")
     for h, view in enumerate(views[:stopped_in + 1]):  # the heads after a refusal never ran
         refused = result.get("refused") if h == stopped_in else None
         for step, judged in judge_head_steps(view["out"], view["parsed"] or {}, case, h, result["status"], want,
-                                             compare.fused_disagrees(whole), refused, result.get("said")).items():
+                                             compare.fused_disagrees(whole), refused, result.get("said"),
+                                             stopped).items():
             if judged.problem and len(views) > 1:
                 judged = judged._replace(problem="head %d: %s" % (h, judged.problem))
             before = verdicts.get(step)
@@ -71,22 +78,33 @@ def accepted_checks(out, weights):
     return own_inputs.own_checks(weights)
 
 
-def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, refused=None, said=None):
+def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, refused=None, said=None,
+                     stopped=None):
     """judge_steps() for one head: its lines (out), its printed tensors (blocks); refused:
     (step, name) of the tensor the lab stopped on, when it did so in this head (its numbers
     may be right: the step still made a tensor the lesson's code cannot take), and said, the
-    line the lab wrote about it."""
+    line the lab wrote about it; stopped: how the run stopped before its end (a crash, a hang,
+    an error, a refusal), or None: the step it stopped in is wrong (what stopped it is that step's),
+    and the steps after it were not reached, which is not wrong."""
     got = {name: blocks.get(name) for _, name, _ in cases.TENSORS}
     ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
                                         scale=case["scale"], mask=case["mask"], heads=case["heads"],
                                         of_head=of_head)
     verdicts, unprinted = {}, set()
+    last = max([int(n) for n, t, _ in cases.TENSORS if isinstance(got[t], dict)] or [0])
+    stop = "the lab stopped at STEP %s" % refused["step"] if refused else "the run stopped after STEP %d" % last
 
     def judge(step, name, of, on=None, expected=None):
         """A step is right when each of its tensors is: compared with expected, or with what it
         is on the lab's own inputs (on, an own_inputs.OnOwnInputs), on its judged part."""
         block = got[name]
         why = on.why if on else None
+        if block is None and stopped:
+            unprinted.add(step)
+            if step not in verdicts or verdicts[step].problem is None:
+                verdicts[step] = Judged("the lab %s in this step" % stopped) if step == last + 1 and not refused \
+                    else Judged(stop, reached=False)
+            return
         if block is None or isinstance(block, str):
             problem = "%s %s" % (name, "was not printed" if block is None else block)
             unprinted.add(step)
@@ -116,9 +134,12 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
             verdicts[step] = Judged("%s is not what the lesson's code after STEP %d takes, and the lab stopped there: %s"
                                     % (refused["name"], step, said))
         if not any(line.startswith("STEP 7") for line in out):
-            verdicts[7] = Judged("not reached: the lab stopped at STEP %d" % step)
+            verdicts[7] = Judged(stop, reached=False)
     if 7 in on and not (refused and verdicts.get(7)):
         verdicts[7] = judge_step_7(out, on[7], status, want, fused_disagrees)
+    if stopped:  # what it never got to
+        for step in cases.STEP_NUMBERS:
+            verdicts.setdefault(step, Judged(stop, reached=False))
     return verdicts
 
 
@@ -158,9 +179,11 @@ def not_numbers(printed, lesson):
     return "holds %s where the lesson's are numbers%s" % (held, " (or the mask's -inf)" if bool(other.any()) else "")
 
 
-# Why a step lost its points, as a value: wrong in a case; not judged (its inputs were no
-# evidence in any case); never printed; not written yet (a starter's blank, or after it).
-WRONG, NOT_JUDGED, NEVER_PRINTED, NOT_WRITTEN = "wrong", "not judged", "never printed", "not written"
+# Why a step lost its points, as a value: wrong in a case; not reached in a case (the run
+# stopped before it); not judged (its inputs were no evidence in any case); never printed; not
+# written yet (a starter's blank, or after it).
+WRONG, NOT_REACHED, NOT_JUDGED, NEVER_PRINTED, NOT_WRITTEN = (
+    "wrong", "not reached", "not judged", "never printed", "not written")
 EVERY_CASE = "every case"  # the case of a Lost that names none
 
 
@@ -174,19 +197,24 @@ class Lost(NamedTuple):
 
 def grade_steps(results):
     """{step: None when it earns its points, else a Lost} over the results of compare.judge.
-    A step earns them when it is right in every case it was judged in, and its inputs were
-    evidence (own_inputs.py) in at least one of them; where they never were, it is "not
-    judged", with why in the words of the first case whose inputs, not the case itself, say
-    why. A step judged in no case was "never printed"."""
-    grades, evidence, whys = {}, set(), {}
+    A step earns them when it is right in every case it was judged in, reached in every case,
+    and its inputs were evidence (own_inputs.py) in at least one of them; where they never
+    were, it is "not judged", with why in the words of the first case whose inputs, not the
+    case itself, say why. Wrong in a case comes first, then not reached (the run stopped
+    before it). A step judged in no case was "never printed"."""
+    grades, evidence, whys, unreached = {}, set(), {}, {}
     for r in results:
         case = cases.parse_case(r["text"])
         for step, judged in judge_steps(r, case).items():
-            if judged.problem and grades.get(step) is None:  # the first case where it is wrong
-                grades[step] = Lost(r["text"], judged.problem, WRONG)
+            if judged.problem and judged.reached:
+                if grades.get(step) is None or grades[step].kind != WRONG:  # the first case where it is wrong
+                    grades[step] = Lost(r["text"], judged.problem, WRONG)
                 continue
-            grades.setdefault(step, None)
-            if judged.why is None:
+            if grades.get(step) is None:
+                grades[step] = None
+            if judged.problem:
+                unreached.setdefault(step, Lost(r["text"], judged.problem, NOT_REACHED))
+            elif judged.why is None:
                 evidence.add(step)
             elif step not in whys or (whys[step].kind in own_inputs.OF_THE_CASE
                                       and judged.why.kind not in own_inputs.OF_THE_CASE):
@@ -194,6 +222,8 @@ def grade_steps(results):
     for step in cases.STEP_NUMBERS:
         if step not in grades:
             grades[step] = Lost(EVERY_CASE, NEVER_PRINTED, NEVER_PRINTED)
+        elif grades[step] is None and step in unreached:
+            grades[step] = unreached[step]
         elif grades[step] is None and step not in evidence:
             grades[step] = Lost(EVERY_CASE, "not judged: %s" % own_inputs.words(step, whys[step]), NOT_JUDGED)
     # A starter's blank: the run stops at the first step not written yet.
@@ -217,8 +247,9 @@ def steps_wrong_in_themselves(results):
 
 def verdict_text(g):
     """A step's grade (grade_steps()) in words."""
-    return "right in every case" if g is None else "wrong in case %s: %s" % (g.case, g.what) if g.kind == WRONG \
-        else g.what
+    if g is None:
+        return "right in every case"
+    return "%s in case %s: %s" % (g.kind, g.case, g.what) if g.kind in (WRONG, NOT_REACHED) else g.what
 
 
 def grade(results, points):

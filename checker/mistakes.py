@@ -60,6 +60,9 @@ MISTAKES = [
             SCALE, scale_by="sqrt(C)"),
     mistake("scale_by_tokens", "3", "the scores were scaled by 1/sqrt(T), the number of tokens",
             SCALE, scale_by="sqrt(T)"),
+    mistake("scale_integer_division", "3", "the scores were multiplied by 0: in C++, 1 / HEAD divides two "
+            "integers and gives 0 (Python's / gives a fraction)", SCALE + "; with a number that is not an "
+            "integer: 1.0 / std::sqrt(double(HEAD))", scale_by="1//HEAD"),
     mistake("scale_by_head_not_its_root", "3", "the scores were divided by HEAD instead of its "
             "square root", SCALE, scale_by="HEAD"),
     mistake("scores_keys_times_queries", "3", "the scores are k times q transposed, so row i "
@@ -69,10 +72,12 @@ MISTAKES = [
             "score them against the keys: q times k transposed", scores="q.q"),
     # STEP 4: the causal mask
     mistake("no_mask", "4", "the causal mask was not applied, so every token sees the future (in "
-            "C++ a dropped result does this too: scores.masked_fill(...) on a line of its own "
-            "returns a new tensor and leaves scores as they were)", "set every score above the "
-            "diagonal to -inf before softmax: masked_fill_ in place, or assign the result of "
-            "masked_fill", mask=False),
+            "C++ two slips do this too: scores.masked_fill(...) on a line of its own returns a new "
+            "tensor and leaves scores as they were; and a mask of floats, such as the Python lab's "
+            "torch::tril(torch::ones({T, T})) or 1 - tril, which LibTorch 1.13 ignores without a word: "
+            "masked_fill takes a mask of bool)", "set every score above the diagonal to -inf before "
+            "softmax: masked_fill_ in place, or assign the result of masked_fill, with a mask of bool "
+            "(tril == 0, or tril of torch::kBool, as the lesson makes it)", mask=False),
     mistake("mask_past", "4", "the past was masked instead of the future: masked_fill(tril, ...) "
             "without .logical_not(), so each token sees only later tokens and the last row, with "
             "nothing left, is nan", "mask where tril is false: tril.logical_not()",
@@ -120,4 +125,26 @@ MISTAKES = [
             "the values", "blend the values: weights times v", out="weights.x"),
     mistake("weights_times_queries", "6", "the output is the weights times q, a blend of the "
             "queries", "blend the values: weights times v", out="weights.q"),
+]
+
+
+# LibTorch's errors that a habit of Python's runs into, as LibTorch words them (a part of its
+# message: the lab says "LibTorch error: <its first line>"), and what they mean in the lesson's
+# words. A lab that stops with one is diagnosed with it (diagnosis.py).
+TRAPS = [
+    ("masked_fill_ only supports boolean masks", "the mask given to masked_fill is not of bool: a mask of ones "
+     "and zeros, such as the Python lab's torch::tril(torch::ones({T, T})) or 1 - tril, is of floats, and "
+     "masked_fill takes a mask of bool", "mask with tril == 0, or make tril of torch::kBool, as the lesson does"),
+    ("not implemented for 'Long'", "a step gave LibTorch integers where it takes floats (softmax, or a product "
+     "with floats): a tensor made from integers (torch::arange, a mask of ones and zeros of torch::kLong) stays "
+     "integer", "make it of floats: .to(torch::kFloat), or torch::ones({T, T}) without a type"),
+    ("expected scalar type", "two tensors of different types met in one operation (Float and Double): a Double "
+     "tensor comes from .to(torch::kDouble), or from torch::tensor(...) of doubles", "keep every tensor of "
+     "Float, as the lesson's are"),
+    ("same dtype", "two tensors of different types met in one operation (Float and Double): a Double tensor comes "
+     "from .to(torch::kDouble), or from torch::tensor(...) of doubles", "keep every tensor of Float, as the "
+     "lesson's are"),
+    ("shapes cannot be multiplied", "a matrix product of shapes that do not fit: (a, b) times (b, c)", "the comment "
+     "on each line of the lesson gives its tensor's shape: q, k and v are (T, HEAD), the scores (T, T); "
+     "k.transpose(-2, -1) is (HEAD, T)"),
 ]

@@ -78,7 +78,7 @@ def _one_head(x, made, T, C, HEAD, scale, mask, knob):
         a, b = {"q.k": (q, k), "k.q": (k, q), "q.q": (q, q)}[knob("scores", "q.k")]
         scores = a @ b.transpose(-2, -1)
         divisor = {"sqrt(HEAD)": math.sqrt(HEAD), "sqrt(C)": math.sqrt(C), "sqrt(T)": math.sqrt(T),
-                   "HEAD": float(HEAD), "none": 1.0,
+                   "HEAD": float(HEAD), "none": 1.0, "1//HEAD": float("inf") if HEAD > 1 else 1.0,
                    "1/sqrt(HEAD)": 1.0 / math.sqrt(HEAD)}[knob("scale_by", "sqrt(HEAD)")]
         scale_late = knob("scale_after_softmax", False)
         if scale and not scale_late:

@@ -79,7 +79,7 @@ def grade_lines(results, not_run, points):
     lines = [not_run_line(results, not_run)] if not_run else []
     score, total, grades, parts = grading.grade(results, points)
     lines += [parts[n] for n in cases.STEP_NUMBERS] + ["score: %s/%s" % (cases.fmt(score), cases.fmt(total))]
-    named = list(dict.fromkeys(g.case for g in grades.values() if g and g.kind == grading.WRONG))
+    named = list(dict.fromkeys(g.case for g in grades.values() if g and g.kind in (grading.WRONG, grading.NOT_REACHED)))
     if named:  # the cases a student can run to see what went wrong
         lines += ["to run a case where a STEP went wrong:"] + [
             "  case %s: build/lab04_attention %s" % (text, " ".join(cases.arguments(cases.parse_case(text))))

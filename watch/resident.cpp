@@ -29,6 +29,7 @@
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
 #include <dlfcn.h>
+#include <llvm/Demangle/Demangle.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Constants.h>
@@ -447,7 +448,9 @@ int lab04_resident_compile(lab04_resident* r, const char* text, const char* sour
   }
   if (!linked) return *why = "its code could not be linked to the earlier saves'", kRefused;
   if (std::string missing = mangled_free(m); !missing.empty()) {
-    r->why = "it needs " + missing + ", which no loaded library has";
+    // Said as C++ names it (llvm::demangle), never as the linker's symbol: what the save calls.
+    r->why = "this save uses LibTorch's " + llvm::demangle(missing) +
+             ", which the watch had not loaded yet (it loads it for the saves after this one)";
     return *why = r->why.c_str(), kLacking;
   }
   gather_constructors(m, "lab04_init_" + std::to_string(n));

@@ -87,7 +87,9 @@ std::vector<std::string> words_of(const std::string& command) {
 // watch).
 std::vector<std::string> flags_of(const std::string& compile) {
   std::vector<std::string> words = words_of(compile), flags;
-  for (size_t i = 1; i < words.size(); ++i) {
+  size_t first = 1;  // after the compiler, and a launcher before it (cmake/python_habits.sh)
+  while (first < words.size() && words[first].rfind("-", 0) != 0) ++first;
+  for (size_t i = first; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (w == "-o" || w == "-MF" || w == "-MT" || w == "-c") {
       ++i;

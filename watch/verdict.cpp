@@ -77,8 +77,11 @@ void start_checker() {
     const char* script =
         "p=$(sh \"$1/find_torch_python\" 2>/dev/null) || { echo none; exit 0; }; "
         "exec \"${p%% *}\" \"$1/watch_verdict.py\" --memo \"$3\" \"$2\"";
-    std::string program = std::string(kBuildDir) + "/lab04_attention";  // as the report names it
-    std::string memo = std::string(kBuildDir) + "/checker_memo";        // the verdicts it keeps
+    // As the report names the program in a case's command: this one builds what is saved now
+    // and runs it as the verdict's runs ran (build/lab04_attention is rebuilt by cmake --build,
+    // not by the watch, and may be older).
+    std::string program = std::string(kBuildDir) + "/lab04_watch --once --no-check";
+    std::string memo = std::string(kBuildDir) + "/checker_memo";  // the verdicts it keeps
     execl("/bin/sh", "sh", "-c", script, "sh", kChecker, program.c_str(), memo.c_str(),
           static_cast<char*>(nullptr));
     _exit(127);

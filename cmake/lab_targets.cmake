@@ -8,6 +8,7 @@
 #   lab_pch(<target> [EXCLUDE_FROM_ALL])  an object library holding a precompiled header
 #   lab_program(<target> <source> [EXCLUDE_FROM_ALL])  a program built like the lab
 #   lab_pch_dir(<target> <variable>)      the folder where CMake puts <target>'s precompiled header
+#   lab_python_habits(<target>)           a compile that fails on a habit of Python's says the C++ way
 #
 # Parsing LibTorch's headers is most of a compile. With LAB_PCH (on by default) they are parsed
 # once into a precompiled header, cmake/lab_pch.h, shared by the lab, its tests, the mutants and
@@ -71,6 +72,13 @@ endfunction()
 if(LAB_PCH)
   lab_pch(lab04_pch)
 endif()
+
+# The compiles of lab04_attention.cpp itself (the program's, the watch's module's): after one
+# that fails on a habit of Python's (a keyword argument, @, .T, ...), a line that says the C++
+# way. A launcher, left out of compile_commands.json, which the class grader's compiles read.
+function(lab_python_habits target)
+  set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "sh;${PROJECT_SOURCE_DIR}/cmake/python_habits.sh")
+endfunction()
 
 function(lab_program target source)
   add_executable(${target} ${ARGN} ${source})

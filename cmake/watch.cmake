@@ -29,6 +29,7 @@ if(LAB_PCH AND CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND LAB_OBJCOPY)
   lab_settings(lab04_runtime lab04_fast_pch)
   add_library(lab04_lesson_fast OBJECT EXCLUDE_FROM_ALL lab04_attention.cpp)
   lab_settings(lab04_lesson_fast lab04_fast_pch)
+  lab_python_habits(lab04_lesson_fast)
   set_target_properties(lab04_fast_pch lab04_lesson_fast PROPERTIES POSITION_INDEPENDENT_CODE ON)
   foreach(target lab04_fast_pch lab04_runtime lab04_lesson_fast)  # see cmake/lab_pch.h
     target_compile_definitions(${target} PRIVATE LAB_PCH_CODEGEN)

@@ -6,9 +6,10 @@ usage: report_failures.py JUNIT_XML [CHECKER_JSON]
 Run after ctest has failed (the README's test command does). For each failed test it prints
 the test's name and its output, cut to a screenful (its first lines and its last, where a
 test ends with what failed and a traceback with its error); for the checker's test, only the first
-case that is NOT OK, then the diagnosis (and any note), which stand in the last lines. It says
-how many tests were skipped (those that need right numbers are, while the checker finds the
-lab's wrong), and where the whole report is.
+case that is NOT OK, then the diagnosis (and any note), which stand in the last lines. Its last
+line counts the tests failed, passed and skipped (ctest's own counts a skipped test as passed;
+those that need right numbers are skipped while the checker finds the lab's wrong), and it
+says where the whole report is.
 
 It reads values, not wording: which tests failed or were skipped from the JUnit report, and
 the checker's first case NOT OK and its diagnosis from the verdict's parts that the checker's
@@ -20,7 +21,10 @@ test's output to <system-out> and an empty <failure message="">, and most CI pag
 the <failure>; this copies the output into the failure's text, and the checker's first NOT OK
 line, its STEP and the diagnosis (or the output's first line) into the message.
 
-Exit status: 0 when the report was read, 2 when there is none to read.
+When the lab was saved after the report was written (or none was: the build before ctest
+failed), it says that no test ran and the lab did not build, and shows no old report.
+
+Exit status: 0 when the report was read (or no test ran), 2 when there is none to read.
 
 It runs under the system's Python (/usr/bin/python3; it needs only the standard library), not
 the first python3 on PATH: where that is a version manager's shim (pyenv's), finding the
@@ -57,18 +61,43 @@ def shown(lines):
         + lines[-tail:]
 
 
+def lab_source(build):
+    """The lab's source file of a build folder (its CMakeCache.txt names the project's folder),
+    or None."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            home = next((l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_HOME_DIRECTORY:")), None)
+    except OSError:
+        return None
+    return home and os.path.join(home, "lab04_attention.cpp")
+
+
+def not_built(junit):
+    """Whether no test ran since the lab was last saved: the build before ctest failed (the
+    README's command then runs this on the report of the run before the edit, or on none)."""
+    source = lab_source(os.path.dirname(os.path.abspath(junit)))
+    if not source or not os.path.exists(source):
+        return False
+    return not os.path.exists(junit) or os.path.getmtime(source) > os.path.getmtime(junit)
+
+
 def main(argv):
     if len(argv) not in (1, 2):
         print("report_failures: usage: report_failures.py JUNIT_XML [CHECKER_JSON]", file=sys.stderr)
         return 2
+    if not_built(argv[0]):
+        print("\nNo test ran since lab04_attention.cpp was saved: the lab did not build. The compiler's messages "
+              "are above; fix what they say, then run this again.")
+        return 0
     try:
         tree = ET.parse(argv[0])
     except (OSError, ET.ParseError) as e:
         print("report_failures: no JUnit report to read at %s (%s): did ctest run?" % (argv[0], e),
               file=sys.stderr)
         return 2
-    failed, skipped, checker = [], 0, None
+    failed, skipped, checker, total = [], 0, None, 0
     for case in tree.getroot().iter("testcase"):
+        total += 1
         out = case.find("system-out")
         text = out.text if out is not None and out.text else ""
         lines = [l.rstrip() for l in text.splitlines() if l.strip()]
@@ -104,6 +133,11 @@ def main(argv):
         print("--- %s: the first case NOT OK, then the diagnosis:" % checker[0])
         for line in checker[1]:
             print("  " + line)
+    # ctest's own last line counts a skipped test as passed ("95% tests passed"): this one does not
+    n_failed = len(failed) + (1 if checker else 0)
+    print("Tests: %d failed, %d passed, %d skipped%s." % (
+        n_failed, total - n_failed - skipped, skipped,
+        " (the tests that need right numbers run once the checker passes)" if skipped else ""))
     return 0
 
 

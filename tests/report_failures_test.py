@@ -84,6 +84,9 @@ def main(argv):
     checks.append(("a passing test is not shown", "PASSED-MARKER" not in got.stdout
                    and "a_test_that_passed" not in got.stdout, got.stdout))
     checks.append(("skipped tests are counted (2)", "2 tests skipped" in got.stdout, got.stdout))
+    checks.append(("its last line counts the tests failed, passed and skipped (2, 1, 2: ctest's own counts a "
+                   "skipped test as passed)", out[-1:] == ["Tests: 2 failed, 1 passed, 2 skipped (the tests that need "
+                                                            "right numbers run once the checker passes)."], out[-1:]))
     failures = {c.get("name"): c.find("failure") for c in ET.parse(report).getroot().iter("testcase")}
     long_failure = failures["a_long_test_that_failed"]
     checks.append(("the JUnit file's <failure> gets the whole output and its first line as the message",
@@ -99,13 +102,38 @@ def main(argv):
                    "ending": ["diagnosis: the mask is inverted", "2 passed, 4 failed"]}, f)
     got = run(checker_report, os.path.join(work, "tests", "checker.json"))
     checks.append(("the checker's failure shows its first case NOT OK, then the diagnosis, last",
-                   got.returncode == 0 and got.stdout.rstrip().splitlines()[-4:] == [
+                   got.returncode == 0 and got.stdout.rstrip().splitlines()[-5:] == [
                        "  NOT OK  case 3,4,6,6", "    STEP 4: worst at row 0, column 1",
-                       "  diagnosis: the mask is inverted", "  2 passed, 4 failed"], got.stdout))
+                       "  diagnosis: the mask is inverted", "  2 passed, 4 failed",
+                       "Tests: 1 failed, 0 passed, 0 skipped."], got.stdout))
     failure = ET.parse(checker_report).getroot().find("testcase").find("failure")
     checks.append(("... and its <failure> message names the case and the diagnosis",
                    failure.get("message") == "NOT OK  case 3,4,6,6 | STEP 4: worst at row 0, column 1 | "
                    "diagnosis: the mask is inverted | 2 passed, 4 failed", failure.get("message")))
+
+    # The build before ctest failed (the README's command then runs the report anyway): a lab
+    # saved after the last report, or a build folder with none yet, says no test ran, and shows
+    # no old report.
+    home, build = os.path.join(work, "project"), os.path.join(work, "project", "build")
+    os.makedirs(build)
+    with open(os.path.join(build, "CMakeCache.txt"), "w") as f:
+        f.write("CMAKE_HOME_DIRECTORY:INTERNAL=%s\n" % home)
+    stale = os.path.join(build, "junit.xml")
+    junit(stale, [("an_old_failure", "fail", "OLD-MARKER a failure of the run before the edit\n")])
+    with open(os.path.join(home, "lab04_attention.cpp"), "w") as f:
+        f.write("int main( {}\n")
+    os.utime(stale, (1, 1))  # written long before the lab was saved
+    for what, path in (("a report older than the lab's last save", stale),
+                       ("no report yet", os.path.join(build, "none.xml"))):
+        got = run(path)
+        checks.append(("%s, in a build folder: it says no test ran and the lab did not build, shows no old "
+                       "failure, exit 0" % what, got.returncode == 0 and "No test ran" in got.stdout
+                       and "did not build" in got.stdout and "OLD-MARKER" not in got.stdout and not got.stderr,
+                       "exit %d, stdout %r, stderr %r" % (got.returncode, got.stdout[-300:], got.stderr[-300:])))
+    os.utime(stale, None)  # a run after the save: read as usual
+    got = run(stale)
+    checks.append(("a report written after the lab's last save is read as usual", "OLD-MARKER" in got.stdout,
+                   got.stdout[-300:]))
 
     # Bad input: one line on stderr, nothing on stdout, exit 2.
     broken = os.path.join(work, "broken.xml")

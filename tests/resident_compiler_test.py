@@ -18,6 +18,7 @@ Prints SKIPPED where the build has no resident compiler (not clang 14, or no lib
 llvm-dev), OK or NOT OK for each promise otherwise, and exits 1 if one did not hold.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -67,6 +68,11 @@ def edits(lesson):
          at_main("using namespace std;\nstatic int max(int a, int b) { return a > b ? a : b; }\n",
                  '  std::printf("%d\\n", max(2, 3));\n'), BY_CLANG,
          "not in the watch: its name max is also a name outside it"),
+        ("the Python lab's mask of floats, 1 - tril: a function of LibTorch's no save had used, said by its C++ name",
+         lesson.replace("torch::ones({T, T}, torch::kBool).tril_();", "torch::tril(torch::ones({T, T}));")
+         .replace("scores.masked_fill_(tril.logical_not(), -INFINITY)", "scores.masked_fill_(1 - tril, -INFINITY)"),
+         BY_CLANG, "this save uses LibTorch's at::operator-(c10::Scalar const&, at::Tensor const&), which the watch "
+         "had not loaded yet"),
         ("the lesson once more", lesson + "// once more\n", BY_WATCH, None),
     ]
 
@@ -104,6 +110,8 @@ def main(argv):
             else:
                 ok = (built.returncode == 0 and expected and out == expected and lines
                       and compiled_by in lines[-1] and (said is None or said in err))
+            if any(re.search(r"\b_Z[A-Za-z0-9_]+", l) for l in lines):  # a linker's symbol: no words for a student
+                ok, err = False, "a mangled name in the watch's lines:\n" + "\n".join(lines)
             checks.append(("%s: %s" % (what, "the compile error, as clang++ gives it" if compiled_by is None else
                                        "%s, it prints what the program prints" % compiled_by[1:-4]),
                            ok, "watch's stderr %r\nwatch's stdout begins %r\nprogram's begins %r" % (

@@ -6,7 +6,8 @@ usage: starter_test.py STARTER_DIR
 In the starter (made by make_starter.py): the commands of its README build it
 (cmake --preset default && cmake --build --preset default); its lab prints the steps before
 its first blank, then "STEP n: not written yet: ..." and exits 4; and check_lab.py --grade
-gives it the points of the steps before the first blank. Its workflow (.github/workflows/
+gives it the points of the steps before the first blank; its README checks after a rebuild, with a
+ctest whose failed step test shows why. Its workflow (.github/workflows/
 grade.yml) uses no action of GitHub Classroom; its grade step, run here as written, fails (the
 job is red: steps are lost) and writes the report, and its summary step writes the grade, a row
 per STEP, to $GITHUB_STEP_SUMMARY. The blanks are read from the lab's TODO(STEP n) lines.
@@ -51,6 +52,14 @@ def main(argv):
         score = re.search(r"^score: (\S+)/(\S+)$", grade.stdout, re.M)
         checks.append(("check_lab.py --grade gives the %d step(s) before the first blank" % (first - 1),
                        score is not None and float(score.group(1)) == first - 1, grade.stdout[-1500:] + grade.stderr))
+        test = "ctest --preset default --output-on-failure"
+        checks.append(("its README checks with '%s' after 'cmake --build --preset default'" % test,
+                       re.search(r"cmake --build --preset default .*\n(.*\n)*.*" + re.escape(test), readme) is not None,
+                       "not in its README"))
+        done = subprocess.run(["bash", "-c", test], cwd=starter, capture_output=True, text=True)
+        checks.append(("%s: step_%d_is_right fails and says why, in its own output (STEP %d ... not written yet)"
+                       % (test, first, first), done.returncode != 0 and re.search(
+                           r"^STEP %d .*not written yet" % first, done.stdout, re.M) is not None, done.stdout[-1500:]))
         checks += workflow_checks(starter, first)
     return checklist.report(checks)
 

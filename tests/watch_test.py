@@ -11,13 +11,17 @@ a starter's blank; a save during a verdict cancels it; --no-check leaves it out,
 Python that can import torch it says so once (root only: torch is hidden in a mount namespace).
 --once after the first is served by the server the first started (the same process for each,
 one for each environment LibTorch starts in); a served --once ended by a signal dies of it and
-its run is stopped; --stop ends the servers.
+its run is stopped; --stop ends the servers. After an edit, the command a verdict names prints
+what the verdict says was printed. A student's first hour: each habit of Python's that does not
+compile (HABITS) ends --once's messages, and the README's test command's, with the C++ way; the
+Python lab's mask of floats and a transposed q are named by their cause.
 
 usage: watch_test.py PROJECT_DIR WORK_DIR
 
 Prints OK or NOT OK for each promise, and exits 1 if one did not hold.
 """
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -186,6 +190,96 @@ def once_checks(work, rebuild_run):
             rebuild_run, options, what, "no verdict" if lab.returncode == 2 else "the verdict: all right"), ok,
                        "exit %d (lab %d)\nstdout %r\nlab's  %r\nstderr %r" % (
                            got.returncode, lab.returncode, got.stdout[-300:], lab.stdout[-300:], got.stderr[-300:])))
+    return checks
+
+
+def command_line_checks(work, rebuild_run, lab_cpp, lesson):
+    """After an edit (a dropped result: scores.mul(...) on a line of its own), --once's verdict
+    names a case's command: run as it is, it prints the number the verdict says was printed,
+    not what build/lab04_attention (built before the edit) prints."""
+    import compare  # the checker's reader of a printed tensor
+    scale = "scores.mul_(1.0 / std::sqrt(double(HEAD)));"
+    save(lab_cpp, lesson.replace(scale, "scores.mul(1.0 / std::sqrt(double(HEAD)));", 1))
+    got = subprocess.run(["bash", "-c", rebuild_run], cwd=work, capture_output=True, text=True, timeout=WAIT)
+    said = "\n".join(l[len("check: "):].strip() for l in got.stderr.splitlines() if l.startswith("check: "))
+    where = re.search(r"STEP \d: (\w[\w ]*?): .*worst at row (\d+), column (\d+): printed (-?[\d.]+|nan|-?inf)", said)
+    command = re.search(r"^command: (.+)$", said, re.M)
+    printed = None
+    if where and command:
+        ran = subprocess.run(["bash", "-c", command.group(1)], cwd=work, capture_output=True, text=True, timeout=WAIT)
+        header = next(h for _, name, h in cases.TENSORS if name == where.group(1))
+        block = compare.read_block(ran.stdout.splitlines(), header)
+        row, col = int(where.group(2)), int(where.group(3))
+        printed = "%.9f" % block["values"][row][col] if isinstance(block, dict) else block
+    save(lab_cpp, lesson)
+    return [("after an edit, the verdict's command: line, run as it is, prints what the verdict says was printed "
+             "(build/lab04_attention is not rebuilt by --once)",
+             where is not None and command is not None and printed == where.group(4),
+             "verdict:\n%s\nthe command printed %s" % (said[:1500], printed))]
+
+
+# A Python-first student's compile errors: the edit, and the words the line after the compiler's
+# messages must hold (cmake/python_habits.sh says them; this list is the test's own).
+HABITS = [
+    ("a keyword argument", "torch::softmax(scores, /*dim=*/-1)", "torch::softmax(scores, dim=-1)",
+     "C++ has no keyword arguments"),
+    ("True", "if (opt.scale) scores", "if (opt.scale == True) scores", "true and false in lower case"),
+    ("len()", "torch::randn({T, C})", "torch::randn({len(opt), C})", "C++ has no len()"),
+    (".T", "q.matmul(k.transpose(-2, -1))", "q.matmul(k.T)", "C++ has no .T"),
+    ("@", "q.matmul(k.transpose(-2, -1))", "q @ k.t()", "C++ has no @"),
+    ("**", "std::sqrt(double(HEAD))", "(HEAD ** 0.5)", "C++ has no **"),
+    ("a slice", "weights.matmul(v);", "weights.matmul(v[:, :]);", "C++ has no slices with a colon"),
+    ("math.sqrt", "std::sqrt(double(HEAD))", "math.sqrt(HEAD)", "C++ has no math module"),
+    ("torch.softmax", "torch::softmax(scores, /*dim=*/-1)", "torch.softmax(scores, -1)", "with ::, not a dot"),
+    ("F.softmax", "torch::softmax(scores, /*dim=*/-1)", "F.softmax(scores, -1)", "F.softmax (torch.nn.functional)"),
+    ("None", "torch::Tensor out = weights.matmul(v);",
+     "torch::Tensor out = weights.matmul(v);\n    if (out == None) return 1;", "C++ has no None"),
+]
+HINT = "hint (a habit of Python): "
+
+
+def first_hour_checks(work, rebuild_run, test_command, lab_cpp, lesson):
+    """A student's first hour: each habit of Python's that does not compile ends --once's
+    messages with the C++ way (and the README's test command's, which then shows no report of a
+    run before the edit); the Python lab's mask of floats is named in the verdict; a q transposed
+    is said as the lab said it, and no later step is called wrong in itself."""
+    checks = []
+    for what, old, new, words in HABITS:
+        save(lab_cpp, lesson.replace(old, new, 1))
+        got = subprocess.run(["bash", "-c", rebuild_run], cwd=work, capture_output=True, text=True, timeout=WAIT)
+        hints = [l for l in got.stderr.splitlines() if l.startswith(HINT)]
+        checks.append(("--once, %s: the compiler's error, then one line that says the C++ way" % what,
+                       got.returncode != 0 and "error" in got.stderr and len(hints) == 1 and words in hints[0]
+                       and not got.stdout, "exit %d, stderr %r" % (got.returncode, got.stderr[-800:])))
+        if what in ("a keyword argument", ".T"):
+            got = subprocess.run(["bash", "-c", test_command], cwd=work, capture_output=True, text=True, timeout=WAIT)
+            out = got.stdout + got.stderr
+            checks.append(("the README's test command, %s: the C++ way after the compiler's error, and no test run "
+                           "reported (none ran)" % what, got.returncode != 0 and any(
+                               l.startswith(HINT) and words in l for l in out.splitlines())
+                           and "No test ran since lab04_attention.cpp was saved" in out and "=== what failed" not in out,
+                           "exit %d, output %r" % (got.returncode, out[-1200:])))
+    for what, edits, said, after in (
+            ("the Python lab's mask of floats, 1 - tril", [("torch::ones({T, T}, torch::kBool).tril_();",
+                                                          "torch::tril(torch::ones({T, T}));"),
+                                                         ("scores.masked_fill_(tril.logical_not(), -INFINITY)",
+                                                          "scores.masked_fill_(1 - tril, -INFINITY)")],
+             ["masked_fill takes a mask of bool"], "STEP 5"),
+            ("q transposed, so the scores are (HEAD, HEAD)", [("q.matmul(k.transpose(-2, -1))", "q.t().matmul(k)")],
+             ["STEP 3 made scores a tensor the lesson's code after it cannot take", "scores is a (6, 6) tensor"],
+             "STEP 4")):
+        text = lesson
+        for old, new in edits:
+            text = text.replace(old, new, 1)
+        save(lab_cpp, text)
+        got = subprocess.run(["bash", "-c", rebuild_run], cwd=work, capture_output=True, text=True, timeout=WAIT)
+        verdict = "\n".join(l for l in got.stderr.splitlines() if l.startswith("check: "))
+        wrong = re.search(r"wrong in themselves.*", verdict)
+        checks.append(("--once, %s: the verdict names the cause (%s), and calls no step after it wrong in itself"
+                       % (what, "; ".join(said)), all(w in verdict for w in said)
+                       and (wrong is None or not re.search(after[:-1] + "[%s-7]" % after[-1], wrong.group(0))),
+                       verdict[-1500:]))
+    save(lab_cpp, lesson)
     return checks
 
 
@@ -428,6 +522,11 @@ def main(argv):
         save(lab_cpp, lesson)
         checks += once_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip())
         checks += served_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip())
+        checks += command_line_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip(),
+                                      lab_cpp, lesson)
+        checks += first_hour_checks(work, project.readme_command("rebuild-run", os.path.join(project_dir, "README.md")).strip(),
+                                    project.readme_command("test", os.path.join(project_dir, "README.md")).strip(),
+                                    lab_cpp, lesson)
         try:
             bad = subprocess.run([os.path.join(work, "build", "lab04_watch"), "--tokens", "0"], cwd=work,
                                  capture_output=True, text=True, timeout=30)

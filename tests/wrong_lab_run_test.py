@@ -1,6 +1,7 @@
 """A student's failing run reads as one report: the README's test command, run on a copy of
 the project whose lab has one mistake, fails exactly one test (the checker's), skips the
-tests that need right numbers, prints at most MAX_LINES lines, and ends with the diagnosis.
+tests that need right numbers, prints at most MAX_LINES lines, and ends with the diagnosis and a
+count of the tests failed, passed and skipped.
 
 usage: wrong_lab_run_test.py PROJECT_DIR WRONG_LAB_CPP WORK_DIR DIAGNOSIS
 
@@ -68,6 +69,10 @@ def main(argv):
              "failures: %s" % failures),
             ("JUnit marks the tests that need right numbers skipped", len(skipped) >= 10,
              "%d skipped: %s" % (len(skipped), skipped)),
+            ("its last line counts the tests failed, passed and skipped as JUnit has them (ctest's own counts a "
+             "skipped test as passed)", lines[-1:] == ["Tests: 1 failed, %d passed, %d skipped (the tests that need "
+                                                       "right numbers run once the checker passes)." % (
+                                                           len(cases) - 1 - len(skipped), len(skipped))], lines[-1:]),
         ]
     except (OSError, ET.ParseError, ValueError) as e:
         checks.append(("JUnit report", False, "cannot read it: %s" % e))

@@ -420,6 +420,18 @@ def main(argv):
                        and "STEP 5: weights:" in verdict[1] and "expected" in verdict[1]
                        and any(l.startswith("check: diagnosis: softmax ran over dimension 0") for l in verdict)
                        and "s to the verdict" in err.splitlines()[-1], "stdout ends %r; stderr %r" % (out[-200:], err[-1500:])))
+        its_command = next((l.split("command: ", 1)[1] for l in verdict if "command: " in l), "")
+        checks.append(("... its command: line runs what the watch judged, as saved now: build/lab04_watch --once "
+                       "--no-check with the case's options (build/lab04_attention is not rebuilt by the watch)",
+                       its_command.startswith(os.path.join(work, "build", "lab04_watch") + " --once --no-check --seed 3 "),
+                       its_command))
+
+        save(lab_cpp, lesson.replace(HABITS[0][1], HABITS[0][2], 1))
+        out, err = watch.next_round()
+        checks.append(("a compile error of a habit of Python's (dim=-1): the compiler's error, then the C++ way, and "
+                       "the watch waits", "error:" in err and any(l.startswith(HINT) and HABITS[0][3] in l
+                                                                   for l in err.splitlines()) and not out,
+                       "stdout %r; stderr %r" % (out[-200:], err[-800:])))
 
         save(lab_cpp, lesson + "int broken = ;\n")
         out, err = watch.next_round()

@@ -54,26 +54,29 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(PROJECT, "checker"))
+sys.path.insert(0, os.path.join(PROJECT, "tools"))
+import project_files  # noqa: E402  (the project's list of files: what is copied, never a walk of a folder)
 import cases  # noqa: E402  (the checker's: the points of the steps are read as the checker reads them)
 from files import write_text, written  # noqa: E402  (the checker's: a file written whole, never through a link)
 
 DEFAULT_BLANKS = [3, 4, 5, 6]
 # What the starter and the autograder take from the project as it is: the build (CMakeLists.txt
 # and cmake/, which the watch's folder completes), the checker and the run engine that runs its
-# labs and the watch's (engine/). Whole folders, so that a file added to one comes along.
+# labs and the watch's (engine/). Whole folders of the project's list (tools/project_files.txt),
+# so that a file added to one comes along, and nothing else that lies in them (an editor's file,
+# Python's cache) does.
 COPIED_FILES = ["CMakeLists.txt", "CMakePresets.json", ".clang-format", ".gitignore", ".gitattributes",
                 ".devcontainer/devcontainer.json"]
 COPIED_FOLDERS = ["cmake", "checker", "engine", "watch"]
 
 
 def copied():
-    """The project's files that the starter and the autograder carry, relative to the project."""
-    names = list(COPIED_FILES)
-    for folder in COPIED_FOLDERS:
-        for top, dirs, files in os.walk(os.path.join(PROJECT, folder)):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            names += sorted(os.path.relpath(os.path.join(top, f), PROJECT) for f in files)
-    return names
+    """The project's files that the starter and the autograder carry, relative to the project:
+    each a regular file (project_files.NotRegular names one that is not)."""
+    on_list = project_files.listed(PROJECT)
+    names = [n for n in COPIED_FILES if n in on_list]
+    names += sorted(n for n in on_list if n.split("/", 1)[0] in COPIED_FOLDERS)
+    return project_files.regular(PROJECT, names)
 DECLARATION = re.compile(r"^(const\s+)?(torch::Tensor|torch::nn::Linear|bool)\s+(\w+)\b")
 CHANGE = re.compile(r"^(if\s*\(([^)]*)\)\s*)?(\w+)\.\w+\(")  # scores.mul_(...), maybe under an if
 # The tensors the lab holds to the lesson's shape and type once printed (peek, print_weights):
@@ -290,9 +293,8 @@ def grade_workflow(points, setup):
 
 def grader_files():
     """The class grader's files (grader/), which the autograder grades each submission with."""
-    folder = os.path.join(PROJECT, "grader")
-    return sorted(os.path.relpath(os.path.join(folder, f), PROJECT) for f in os.listdir(folder)
-                  if os.path.isfile(os.path.join(folder, f)) and not f.endswith(".pyc"))
+    return project_files.regular(PROJECT, sorted(n for n in project_files.listed(PROJECT)
+                                                 if n.split("/", 1)[0] == "grader"))
 
 
 def write_autograder(path, files):
@@ -461,7 +463,7 @@ def main(argv):
     except Usage as e:
         print("make_starter: %s" % e, file=sys.stderr)
         return 2
-    except (OSError, ValueError, StopIteration, UnicodeDecodeError) as e:
+    except (OSError, ValueError, StopIteration, UnicodeDecodeError, project_files.NotRegular) as e:
         print("make_starter: cannot make the starter: %s" % e, file=sys.stderr)
         return 2
 

@@ -83,24 +83,20 @@ def limit_setters(mounts=False):
     c_rule, shell_rule, python_rule = (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
         (C_LIMIT, SHELL_LIMIT, python_limits)
     found = {}
-    for folder in PRODUCT:
-        for top, dirs, names in os.walk(os.path.join(project.ROOT, folder)):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            for name in names:
-                path = os.path.join(top, name)
-                relative = os.path.relpath(path, project.ROOT)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-                if name.endswith((".cpp", ".h")):
-                    places = [m.group(0) for m in c_rule.finditer(without_cpp_comments(text))]
-                elif name.endswith(".py") or text.startswith("#!/usr/bin/env python"):
-                    places = python_rule(text)
-                elif name.endswith(".sh") or text.startswith("#!/bin/sh") or text.startswith("#!/bin/bash"):
-                    places = [m.group(0).strip() for m in shell_rule.finditer(text)]
-                else:
-                    continue
-                if places:
-                    found[relative] = places
+    for relative in project.files_in(PRODUCT):  # the project's list: never an editor's file or a cache
+        path, name = os.path.join(project.ROOT, relative), os.path.basename(relative)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if name.endswith((".cpp", ".h")):
+            places = [m.group(0) for m in c_rule.finditer(without_cpp_comments(text))]
+        elif name.endswith(".py") or text.startswith("#!/usr/bin/env python"):
+            places = python_rule(text)
+        elif name.endswith(".sh") or text.startswith("#!/bin/sh") or text.startswith("#!/bin/bash"):
+            places = [m.group(0).strip() for m in shell_rule.finditer(text)]
+        else:
+            continue
+        if places:
+            found[relative] = places
     return found
 
 

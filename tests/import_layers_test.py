@@ -5,10 +5,10 @@ layer: a command a user runs) puts a folder on sys.path; a library module import
 command's front end made importable, so that a reader follows each import from the command.
 
 The layers are those of docs/maintaining.md's table ("The import layers"), read from there: a
-module of checker/, grader/ or instructor/ that the table does not place fails the test, as
+module of checker/, grader/, instructor/ or tools/ that the table does not place fails the test, as
 does a row that names no module of the project.
 
-usage: import_layers_test.py   (reads docs/ and checker/, grader/ and instructor/ beside tests/)
+usage: import_layers_test.py   (reads docs/ and checker/, grader/, instructor/ and tools/ beside tests/)
 """
 import ast
 import os
@@ -18,7 +18,7 @@ import sys
 import checklist
 import project
 
-FOLDERS = ("checker", "grader", "instructor")
+FOLDERS = ("checker", "grader", "instructor", "tools")
 TABLE = os.path.join(project.ROOT, "docs", "maintaining.md")
 
 

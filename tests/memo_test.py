@@ -19,7 +19,6 @@ their own verdict.
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,7 +141,7 @@ def checked(lab, wrong, folder):
                    (handmade[0], loaded_torch(handmade[2]), outside_import_times(handmade[2])[-300:])))
 
     copy = os.path.join(folder, "checker")
-    shutil.copytree(project.CHECKER, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    project.project_files.copy(project.ROOT, project.files_in(["checker"]), folder)
     check(lab, folder, "--memo", kept, checker=copy)
     with open(os.path.join(copy, "compare.py"), "a") as f:
         f.write("# a change of the checker's code\n")

@@ -33,15 +33,11 @@ SAME_WORDS = {("checker/compare.py", "LibTorch's fused attention disagrees"):
 def modules():
     """{path relative to the project: its syntax tree} for every product module."""
     found = {}
-    for folder in FOLDERS:
-        for top, dirs, names in os.walk(os.path.join(project.ROOT, folder)):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            for name in names:
-                if name.endswith(".py"):
-                    path = os.path.join(top, name)
-                    with open(path, encoding="utf-8") as f:
-                        text = re.sub(r"@\w+@", "0", f.read())  # (a template's @NAME@: a value)
-                    found[os.path.relpath(path, project.ROOT)] = ast.parse(text)
+    for relative in project.files_in(FOLDERS):  # the project's list: never an editor's file or a cache
+        if relative.endswith(".py"):
+            with open(os.path.join(project.ROOT, relative), encoding="utf-8") as f:
+                text = re.sub(r"@\w+@", "0", f.read())  # (a template's @NAME@: a value)
+            found[relative] = ast.parse(text)
     return found
 
 

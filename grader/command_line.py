@@ -103,6 +103,13 @@ def _export(kind, what):
     return read
 
 
+def _pushes(value):
+    if not (value and os.path.isdir(value)):
+        raise Usage("--pushes takes a folder of GitHub's records of each repository's pushes, one "
+                    "REPOSITORY.json each (docs/instructors.md says the gh api command), not %r" % value[:80])
+    return value
+
+
 def _column(value):
     if not value:
         raise Usage("--canvas-column takes the name of the lab's assignment in Canvas's gradebook export")
@@ -134,6 +141,7 @@ def _parser():
     option("--hide", type=_hidden, dest="hide", many=True)
     option("--deadline", type=deadlines.parse_deadline, dest="deadline")
     option("--late-penalty", type=deadlines.parse_penalty, dest="penalty", default=deadlines.Penalty())
+    option("--pushes", type=_pushes, dest="pushes")
     option("--canvas-gradebook", type=_export("canvas", "Canvas's gradebook exported (Grades, Export)"),
            dest="canvas")
     option("--moodle-gradebook", type=_export("moodle", "Moodle's grade export wrote (Grades, Export, Plain text "
@@ -141,6 +149,7 @@ def _parser():
     option("--canvas-column", type=_column, dest="canvas_column")
     option("--gradescope", type=_results("gradescope"), dest="gradescope")
     option("--prairielearn", type=_results("prairielearn"), dest="prairielearn")
+    parser.add_argument("--trusted-tags", action="store_true", dest="trusted_tags")
     parser.add_argument("--merge", action="store_true", dest="merge")
     parser.add_argument("--no-similarity", action="store_false", dest="similarity")
     parser.add_argument("--prebuilt", action="store_true", dest="prebuilt")
@@ -156,6 +165,9 @@ def parse_args(argv):
         raise Usage("unknown option %r: see the top of grader/grade_class.py" % unknown[0][:40])
     args = vars(options)
     rest = args.pop("rest")
+    if (args["pushes"] or args["trusted_tags"]) and not args["deadline"]:
+        raise Usage("--%s times a class's repositories against its deadline: give --deadline too"
+                    % ("pushes" if args["pushes"] else "trusted-tags"))
     if args["canvas_column"] and not args["canvas"]:
         raise Usage("--canvas-column names a column of --canvas-gradebook's export: give both")
     args["exports"] = [e for e in (args["canvas"], args["moodle"]) if e]

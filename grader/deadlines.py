@@ -3,13 +3,19 @@
   parse_deadline(text)   --deadline's ISO 8601 time, which must name its zone
   parse_penalty(text)    --late-penalty's rule: P%/day (a share of the lab's points per day
                          late, each day begun counting whole), with ,max=Q% as its cap
-  at_deadline(repo, t)   a cloned repository read as it was at the deadline: by Classroom 50's
-                         submission tags where it has them (submit/<UTC time>-<short hash>,
-                         which its workflow writes when it grades a push: a time the student
-                         does not set), else by committer time (the time git records when a
+  read_pushes(path)      GitHub's record of a repository's pushes, as `gh api` saves the
+                         repository activity API's answer: [(time, commit, ref)], or Bad
+  at_deadline(repo, t)   a cloned repository read as it was at the deadline: by the server's
+                         record of its pushes where the instructor has one (a time the student
+                         cannot write: the push that brought the graded commit), else by
+                         Classroom 50's submission tags (submit/<UTC time>-<short hash>) where
+                         it has them, else by committer time (the time git records when a
                          commit is made, which the student's own clock, or GIT_COMMITTER_DATE,
-                         sets; pushing is not in a clone): the last submission at or before
-                         it, the lab in that commit, and the submissions after it
+                         sets). A tag is in a repository the student can push to: its time is
+                         the student's claim, as a commit date is, unless the instructor says
+                         that only the workflow may write submit/ tags (--trusted-tags). The
+                         last submission at or before the deadline, the lab in that commit,
+                         the submissions after it, and the times that contradict each other
   lateness(...)          what the late column says, and the points it takes
 
 The repository is the student's, so it is read as data only: git's plumbing commands
@@ -158,10 +164,18 @@ def is_repository(folder):
 
 
 # Where a submission's time comes from (a row's "time_source"), and whether the student sets it.
-COMMIT_DATE, SUBMIT_TAG, UPLOAD_TIME, LMS_MARK = "commit date", "submission tag", "upload time", "LMS mark"
-SOURCE_WORDS = {COMMIT_DATE: "by its commit dates, which the student sets (git commit --date)",
-                SUBMIT_TAG: "by Classroom 50's submission tags, made by its workflow when it graded each push",
+COMMIT_DATE, SUBMIT_TAG, TRUSTED_TAG, SERVER_PUSH, UPLOAD_TIME, LMS_MARK = (
+    "commit date", "submission tag", "trusted submission tag", "push record", "upload time", "LMS mark")
+STUDENTS_CLAIMS = (COMMIT_DATE, SUBMIT_TAG)  # times the student writes: the late column and summary say so
+SOURCE_WORDS = {COMMIT_DATE: "by its commit dates, which the student sets (git commit --date): the student's claim",
+                SUBMIT_TAG: "by the student's own submit/ tags: a tag in a repository the student can push to is "
+                            "the student's claim, as a commit date is",
+                TRUSTED_TAG: "by its submit/ tags, which only Classroom 50's workflow may write (--trusted-tags)",
+                SERVER_PUSH: "by GitHub's record of each push (--pushes), a time the student cannot write",
                 UPLOAD_TIME: "by Gradescope's upload time", LMS_MARK: None}  # (Canvas's mark says itself)
+# The pushes of GitHub's repository activity API that bring commits to a branch (its documented
+# activity_type values; branch_deletion brings none).
+PUSH_TYPES = ("push", "force_push", "branch_creation", "pr_merge", "merge_queue_merge")
 # The one form Classroom 50's workflow writes: submit/<UTC time, hyphens for colons>-<7 hex of its commit>.
 SUBMIT_TAG_FORM = re.compile(r"submit/(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ)-([0-9a-f]{7})")
 
@@ -176,8 +190,10 @@ class Snapshot:
         self.labs = []  # paths of lab04_attention.cpp in the graded commit
         self.data = None  # the lab's bytes, when there is exactly one
         self.problem = None  # (status, why) when the lab there cannot be graded
-        self.source = COMMIT_DATE  # where the times come from: COMMIT_DATE or SUBMIT_TAG
+        self.source = COMMIT_DATE  # where the times come from: COMMIT_DATE, SUBMIT_TAG, TRUSTED_TAG, SERVER_PUSH
         self.ignored = []  # submit/ tags not of the form the workflow writes, not counted
+        self.contradictions = []  # times that cannot all be true, in words (whatever the source)
+        self.record = ""  # why the server's record of pushes was not used, when one was given
 
     def commit_text(self):
         if not self.commit:
@@ -246,15 +262,21 @@ def only_its_own(repo, inside):
                                                       ": " + submissions.readable(lines[0][:80])))
 
 
-def at_deadline(repo, deadline):
-    """The repository at repo read as it was at deadline: a Snapshot, or Unreadable."""
+def at_deadline(repo, deadline, pushes=None, trusted_tags=False):
+    """The repository at repo read as it was at deadline: a Snapshot, or Unreadable. pushes:
+    the server's record of its pushes (read_pushes), a Bad that reading it gave, or None."""
     only_its_own(repo, os.path.realpath(repo))
     if not git(repo, "for-each-ref", "--count=1", "refs/heads", "refs/remotes").strip():
         return Snapshot()  # no commit at all: a repository the student never pushed to
     shot = Snapshot()
-    commits, shot.ignored = submission_tags(repo)
-    if commits:
-        shot.source = SUBMIT_TAG
+    tags, shot.ignored, mismatched = submission_tags(repo)
+    shot.contradictions = mismatched + tag_contradictions(repo, tags)
+    pushed, shot.record = pushes_of(repo, pushes)
+    if pushed:
+        commits, shot.source = pushed, SERVER_PUSH
+        shot.contradictions += pushed_after_its_tag(tags, pushed)
+    elif tags:
+        commits, shot.source = tags, TRUSTED_TAG if trusted_tags else SUBMIT_TAG
     else:
         listed = git(repo, "rev-list", "--timestamp", "-n", str(MAX_COMMITS), "HEAD", limit=64 * MAX_COMMITS).decode()
         commits = [(int(t), h) for t, h in (line.split() for line in listed.splitlines())]
@@ -325,25 +347,133 @@ def tree_entries(repo, commit):
 
 def submission_tags(repo):
     """([(time, commit)] of the repository's submission tags of the form Classroom 50's workflow
-    writes, whose hash is their commit's; [names of other submit/ tags, not counted])."""
+    writes, whose hash is their commit's; [names of other submit/ tags, not counted]; [a tag of
+    that form on another commit than the one it names, in words: a contradiction])."""
     listed = git(repo, "for-each-ref", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)",
                  "refs/tags/submit/", limit=1 << 22).decode("utf-8", "surrogateescape")
-    counted, ignored = [], []
+    counted, ignored, mismatched = [], [], []
     for line in listed.splitlines():
         name, tagged, peeled = (line.split("\0") + ["", ""])[:3]
         commit = peeled or tagged
         m = SUBMIT_TAG_FORM.fullmatch(name)
         when = None
-        if m and commit.startswith(m.group(2)):
+        if m:
             try:
                 when = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H-%M-%SZ").replace(tzinfo=datetime.timezone.utc)
             except ValueError:
                 pass
         if when is None:
             ignored.append(submissions.readable(name)[:80])
+        elif not commit.startswith(m.group(2)):
+            mismatched.append("tag %s names commit %s but is on commit %s" % (name, m.group(2), commit[:7]))
         else:
             counted.append((int(when.timestamp()), commit))
-    return counted, ignored
+    return counted, ignored, mismatched
+
+
+def tag_contradictions(repo, tags):
+    """The submission tags' times that contradict the commits they are on, in words: a tag
+    older than its commit's committer date, and one commit tagged at two different times."""
+    said, times = [], {}
+    for when, commit in tags:
+        times.setdefault(commit, set()).add(when)
+    for commit in sorted(times):
+        dated = int(git(repo, "show", "-s", "--format=%ct", commit).decode().strip() or 0)
+        first = min(times[commit])
+        if first < dated:
+            said.append("commit %s is dated %s, after its submit/ tag's time %s" % (commit[:7], utc(dated), utc(first)))
+        if len(times[commit]) > 1:
+            said.append("commit %s has %d submit/ tags of different times (%s)" % (
+                commit[:7], len(times[commit]), ", ".join(utc(t) for t in sorted(times[commit]))))
+    return said
+
+
+def pushed_after_its_tag(tags, pushed):
+    """Tags whose time comes before the server's first push of their commit, in words."""
+    first = {}
+    for when, commit in pushed:
+        first[commit] = min(first.get(commit, when), when)
+    return ["commit %s was first pushed at %s, after its submit/ tag's time %s" % (commit[:7], utc(first[commit]), utc(t))
+            for t, commit in sorted(tags) if commit in first and t < first[commit]]
+
+
+def utc(stamp):
+    return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+# --- the server's record of pushes -----------------------------------------------------------
+
+MAX_RECORD_BYTES = 64 << 20  # a record of a lab's pushes is a few kB a push
+
+
+def read_pushes(path):
+    """GitHub's record of one repository's pushes, as `gh api --paginate` saves the repository
+    activity API's answer (GET /repos/{owner}/{repo}/activity): a JSON array of activities, or
+    one array per page, one after the other (--paginate) or in an array (--slurp). Each
+    activity that brought commits (PUSH_TYPES) gives (time, the commit after it, its ref).
+    Bad, in words, when the file cannot be read or is not of that shape."""
+    import json
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECORD_BYTES + 1)
+    except OSError as e:
+        raise Bad("cannot read it (%s)" % e.strerror)
+    if len(data) > MAX_RECORD_BYTES:
+        raise Bad("it has more than %d bytes" % MAX_RECORD_BYTES)
+    try:
+        text, decoder, pages, at = data.decode("utf-8"), json.JSONDecoder(), [], 0
+        while True:
+            while at < len(text) and text[at].isspace():
+                at += 1
+            if at == len(text):
+                break
+            page, at = decoder.raw_decode(text, at)
+            pages.append(page)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise Bad("it is not JSON (%s)" % str(e)[:80])
+    activities = []
+    for page in pages:
+        if not isinstance(page, list):
+            raise Bad("it is not a list of activities, as GET /repos/{owner}/{repo}/activity answers")
+        for item in page:
+            activities += item if isinstance(item, list) else [item]  # (--slurp: a list of pages)
+    found = []
+    for a in activities:
+        if not (isinstance(a, dict) and isinstance(a.get("timestamp"), str) and isinstance(a.get("after"), str)
+                and isinstance(a.get("ref"), str) and isinstance(a.get("activity_type"), str)):
+            raise Bad("an activity has no timestamp, after, ref or activity_type, as GitHub's documented answer has")
+        if a["activity_type"] not in PUSH_TYPES:
+            continue
+        if not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", a["after"]):
+            raise Bad("an activity's after is not a commit's hash (%r)" % a["after"][:50])
+        try:
+            when = datetime.datetime.fromisoformat(a["timestamp"].replace("Z", "+00:00"))
+        except ValueError:
+            raise Bad("an activity's timestamp is not an ISO 8601 time (%r)" % a["timestamp"][:40])
+        if when.tzinfo is None:
+            raise Bad("an activity's timestamp names no time zone (%r)" % a["timestamp"][:40])
+        found.append((int(when.timestamp()), a["after"], a["ref"]))
+    return found
+
+
+def pushes_of(repo, pushes):
+    """([(time, commit)] of the pushes that brought commits to the branch the clone has checked
+    out (any branch, when it has none checked out), each commit one the clone has; why the
+    record was not used ("" when it was, or none was given))."""
+    if pushes is None:
+        return [], ""
+    if isinstance(pushes, Bad):
+        return [], "its record of pushes was not used: %s" % pushes
+    branch = git(repo, "rev-parse", "--symbolic-full-name", "HEAD").decode("utf-8", "surrogateescape").strip()
+    branch = branch if branch.startswith("refs/heads/") else ""  # ("HEAD": none checked out)
+    on_branch = [(t, c) for t, c, ref in pushes if ref == branch or not branch and ref.startswith("refs/heads/")]
+    if not on_branch:
+        return [], "its record of pushes has no push of %s" % (branch or "a branch")
+    known = set(git(repo, "rev-list", "-n", str(MAX_COMMITS), "--all", limit=64 * MAX_COMMITS).decode().split())
+    kept = [(t, c) for t, c in on_branch if c in known]
+    if not kept:
+        return [], "its record of pushes names no commit of this repository (another repository's record?)"
+    return kept, ""
 
 
 def mark(row, student, deadline, penalty, graded):
@@ -355,7 +485,7 @@ def mark(row, student, deadline, penalty, graded):
     row.commit = shot.commit_text() if shot is not None else ""
     if shot is not None:
         source = shot.source if shot.commit or shot.later else None
-        what = "submission" if shot.source == SUBMIT_TAG else "commit"
+        what = {SUBMIT_TAG: "submission", TRUSTED_TAG: "submission", SERVER_PUSH: "push"}.get(shot.source, "commit")
         if shot.later and shot.commit:
             said = "on time (graded at the deadline); %d later %s%s not graded, the last %s after the deadline" % (
                 len(shot.later), what, "s" * (len(shot.later) > 1), span(shot.later[-1] - deadline.timestamp()))
@@ -364,9 +494,15 @@ def mark(row, student, deadline, penalty, graded):
                 len(shot.later), what, "s" * (len(shot.later) > 1), span(shot.later[0] - deadline.timestamp()))
         elif shot.commit:
             said = "on time"
+        if source and said:
+            said += " (%s)" % SOURCE_WORDS[source]
         if shot.ignored:
             said += "%s%d submit/ tag%s not of the form Classroom 50's workflow writes, not counted (%s)" % (
                 "; " if said else "", len(shot.ignored), "s" * (len(shot.ignored) > 1), ", ".join(shot.ignored[:3]))
+        if shot.record:
+            said += "%s%s" % ("; " if said else "", shot.record)
+        if shot.contradictions:
+            said += "%stimes that contradict each other: %s" % ("; " if said else "", "; ".join(shot.contradictions[:3]))
     elif student.marked_late:
         said, taken = lateness(DAY, penalty, row.max_score, known=False)
         source = LMS_MARK
@@ -379,9 +515,10 @@ def mark(row, student, deadline, penalty, graded):
             said, source = said or "on time", UPLOAD_TIME
     elif deadline is not None and shot is None and not student.unreadable:
         said = "not known: no history or time of submission"
-    if source and said and SOURCE_WORDS[source]:
+    if source and said and SOURCE_WORDS[source] and shot is None:
         said += " (%s)" % SOURCE_WORDS[source]
     row.time_source = source
+    row.contradictions = list(shot.contradictions) if shot is not None else []
     if not graded:
         taken = 0.0
     if taken:

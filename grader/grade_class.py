@@ -4,7 +4,7 @@ class got wrong.
 
 usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...,P7] [--timeout S]
                       [--build DIR [--prebuilt]] [--hide PATH ...] [--deadline TIME] [--late-penalty RULE]
-                      [--no-similarity | --similar-to FOLDER ... --template FILE ...]
+                      [--pushes FOLDER] [--trusted-tags] [--no-similarity | --similar-to FOLDER ... --template FILE ...]
                       [--canvas-gradebook EXPORT.csv [--canvas-column NAME]]
                       [--moodle-gradebook EXPORT.csv] [--gradescope RESULTS | --prairielearn RESULTS]
                       SUBMISSIONS GRADES
@@ -30,8 +30,19 @@ usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...
   --hide PATH  a folder or file no lab's run may see (the class's folder and the project are
                hidden always); may be given more than once
   --deadline TIME  ISO 8601 with its zone (2026-12-01T23:59:00-05:00): a cloned repository is
-               graded at its last commit at or before it (commits after it are said in the late
-               column, not graded); Gradescope's :created_at: is compared with it
+               graded at its last submission at or before it (later ones are said in the late
+               column, not graded): by the server's record of its pushes (--pushes), else by its
+               submit/ tags (Classroom 50's), else by its commit dates; the late column says when
+               the time is the student's own claim (a tag or a commit date) and which times
+               contradict each other; Gradescope's :created_at: is compared with it
+  --pushes FOLDER  GitHub's record of each repository's pushes, REPOSITORY.json for the folder
+               REPOSITORY of SUBMISSIONS, as `gh api` saves the repository activity API's answer
+               (docs/instructors.md): a submission's time is the time of the push that brought
+               it, which the student cannot write. A record that is missing or cannot be used is
+               said in that row, timed as without one
+  --trusted-tags  only Classroom 50's workflow can write submit/ tags in the class's
+               repositories (a tag ruleset: docs/instructors.md): their times are not the
+               students' claims
   --late-penalty RULE  none (the default), or P%/day[,max=Q%]: P% of the lab's points taken
                per day late (each day begun counts whole), at most Q%; Canvas's _late files
                count as one day, since Canvas does not say how late

@@ -150,11 +150,19 @@ def summary_text(rows, points, meta=None, picture=None, picture_missing=None):
     if meta and (meta.get("deadline") or meta.get("late_penalty", "none") != "none"):
         lines.append("Deadline: %s; late penalty: %s." % (meta.get("deadline") or "none given", meta.get("late_penalty")))
     dated = [r for r in rows if r.time_source == deadlines.COMMIT_DATE]
-    if dated:
-        lines.append("Times: %d of the repositories are timed by their commit dates alone, which students set "
-                     "themselves (git commit --date, GIT_COMMITTER_DATE): the late column says so. Classroom 50's "
-                     "submission tags, Gradescope's upload times and Canvas's late mark are times they cannot set."
-                     % len(dated))
+    tagged = [r for r in rows if r.time_source == deadlines.SUBMIT_TAG]
+    if dated or tagged:
+        lines.append("Times: %d of the repositories are timed by times the students write themselves (%s): the late "
+                     "column says so. GitHub's record of the pushes (--pushes), Gradescope's upload times and "
+                     "Canvas's late mark are times they cannot write." % (len(dated) + len(tagged), ", ".join(
+                         w for w in ("%d by their commit dates alone (git commit --date)" % len(dated) if dated else "",
+                                     "%d by submit/ tags they can push themselves" % len(tagged) if tagged else "")
+                         if w)))
+    contradicted = [r for r in rows if r.contradictions]
+    if contradicted:
+        lines.append("Contradictions: %d of the repositories %s times that cannot all be true (the late column "
+                     "names them): %s." % (len(contradicted), "has" if len(contradicted) == 1 else "have",
+                                           ", ".join(md(name_of(r)) for r in contradicted[:10])))
     lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r.isolation for r in rows if r.isolation})]
     distribution = score_counts(rows)
     lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]

@@ -38,6 +38,7 @@ class Row:
     late: str = ""  # how late, and what was taken (deadlines.py)
     commit: str = ""  # the commit graded, with a deadline
     time_source: Optional[str] = None  # what timed it against the deadline (deadlines.py)
+    contradictions: list = dataclasses.field(default_factory=list)  # its times that cannot all be true, in words
 
     @property
     def name(self):

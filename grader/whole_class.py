@@ -25,6 +25,22 @@ from command_line import Usage
 ROOT = one_student.ROOT
 
 
+def record_of_pushes(args, repo):
+    """The server's record of repo's pushes in --pushes (REPOSITORY.json, named after its
+    folder), as deadlines.read_pushes reads it, a deadlines.Bad saying why it cannot be used, or
+    None without --pushes."""
+    if not args["pushes"]:
+        return None
+    name = os.path.basename(os.path.normpath(repo)) + ".json"
+    path = os.path.join(args["pushes"], name)
+    if not os.path.isfile(path):
+        return deadlines.Bad("--pushes has no %s" % submissions.readable(name)[:80])
+    try:
+        return deadlines.read_pushes(path)
+    except deadlines.Bad as e:
+        return deadlines.Bad("%s: %s" % (submissions.readable(name)[:80], e))
+
+
 def the_class(args):
     """The students to grade: the class in SUBMISSIONS, or with --gradescope the one submission."""
     folder = args["submissions"]
@@ -33,7 +49,8 @@ def the_class(args):
         for s in students if args["deadline"] else ():  # a cloned repository, as it was at the deadline
             if s.own and deadlines.is_repository(s.own):
                 try:
-                    s.snapshot = deadlines.at_deadline(s.own, args["deadline"])
+                    s.snapshot = deadlines.at_deadline(s.own, args["deadline"], record_of_pushes(args, s.own),
+                                                       args["trusted_tags"])
                 except deadlines.Unreadable as e:
                     s.unreadable = str(e)
         return students

@@ -21,10 +21,21 @@ never from the grader's output:
                        time is a commit date, which the student sets (the summary says so
                        too); Classroom 50's submission tags, where a repository has them,
                        decide instead: the last tag at or before the deadline is graded, a
-                       later tag is said, a backdated commit fools nothing, and a submit/ tag
-                       not of the workflow's form is said and not counted. Canvas's export (an existing Lab 04
+                       later tag is said, a backdated commit fools nothing, a submit/ tag
+                       not of the workflow's form is said and not counted, and the tags are
+                       called the student's own claim (a student can push them). Canvas's export (an existing Lab 04
                        column worth 10 points: scaled) and Moodle's (matched by ID number,
                        written by email, in percent) are filled.
+  pushes               times a student cannot write: late work under a tag the student
+                       pushed by hand, backdated (vic: his commit honestly dated, a
+                       contradiction; wes: his commit backdated too, as in tag mode), graded
+                       without a record of the pushes (on time, but "the student's own
+                       claim", the contradiction named and counted) and with GitHub's record
+                       (--pushes, in the documented shape of the repository activity API, as
+                       `gh api --paginate` and `--slurp` save it): both graded at their on-time
+                       push, the late push said; a record that is not JSON, another
+                       repository's, or missing is said in its row, timed by its tags
+                       (--trusted-tags: the workflow's).
   Canvas's download    <login>_LATE_ and <login>_late_ files: late, one day of --late-penalty
                        taken; a new column in Canvas's export, its Points Possible the lab's.
   Gradescope's export  :created_at: before and 25 hours after --deadline: on time, and late by
@@ -32,6 +43,7 @@ never from the grader's output:
 """
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -243,13 +255,17 @@ def repositories_class(work, checks):
     r = rows.get("jay", {})
     checks.append(("jay: Classroom 50's tags decide: graded at the push tagged before the deadline (no scale: 6), not "
                    "at the backdated commit tagged 3 hours after it; the late column says the later submission, the "
-                   "tags as the source, and the two tags not of the workflow's form",
+                   "tags as the source (the student's own: a claim), the tag not of the workflow's form, and the "
+                   "tag on another commit than it names, as a contradiction",
                    r.get("score") == "6" and r.get("commit", "").startswith(jay_commits[0][:12])
                    and "1 later submission not graded, the last 3 h after the deadline" in r.get("late", "")
-                   and "Classroom 50's submission tags" in r.get("late", "")
-                   and "2 submit/ tags not of the form" in r.get("late", ""), r))
-    checks.append(("the summary says how many repositories are timed by commit dates alone, which students set",
-                   "Times: 6 of the repositories are timed by their commit dates alone" in summary, summary[:1500]))
+                   and "the student's own submit/ tags" in r.get("late", "")
+                   and "1 submit/ tag not of the form" in r.get("late", "")
+                   and "names commit 0000000 but is on commit" in r.get("late", ""), r))
+    checks.append(("the summary says how many repositories are timed by times the students write: 6 by commit dates "
+                   "alone, 1 by tags", "Times: 7 of the repositories are timed by times the students write themselves "
+                   "(6 by their commit dates alone (git commit --date), 1 by submit/ tags they can push themselves)"
+                   in summary, summary[:1500]))
     r = rows.get("erin", {})
     checks.append(("erin: a .git that points outside her folder is her row's 'history unreadable', never graded",
                    r.get("status") == "history unreadable" and "outside" in r.get("diagnosis", "") and r.get("score") == "0",
@@ -352,6 +368,103 @@ def gradescope_class(work, checks):
                    and "by Gradescope's upload time" in r.get("late", ""), r))
 
 
+def activity(after, at, kind="push", before="0" * 40, ref="refs/heads/main"):
+    """One activity as GitHub's repository activity API documents its answer (GET
+    /repos/{owner}/{repo}/activity, docs.github.com/en/rest/repos/repos#list-repository-activities:
+    id, node_id, before, after, ref, timestamp, activity_type, actor), pushed at EPOCH + at."""
+    return {"id": 1000 + at % 997, "node_id": "RA_kwDOtest%d" % abs(at), "before": before, "after": after, "ref": ref,
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(EPOCH + at)), "activity_type": kind,
+            "actor": {"login": "student", "id": 583231, "type": "User", "site_admin": False}}
+
+
+def pushes_class(work, checks):
+    """Times a student cannot write: a class whose late work carries tags the students pushed
+    themselves, graded without and then with GitHub's record of the pushes (--pushes)."""
+    import json
+    folder, records = os.path.join(work, "pushes"), os.path.join(work, "pushes-records")
+    os.makedirs(folder)
+    os.makedirs(records)
+    record = lambda login, text: write(os.path.join(records, "lab04-attention-%s.json" % login), text)
+    # una: honest, on time; the workflow's tag a minute after her push. (gh api --slurp: pages in a list)
+    una, una_commits = repository(folder, "una", [("lesson", -2 * HOUR)])
+    tag(una, submit_tag(-2 * HOUR + 60, una_commits[0]), una_commits[0])
+    record("una", json.dumps([[activity(una_commits[0], -2 * HOUR + 30, "branch_creation")]]))
+    # vic: an on-time mistake (no scale), then the lesson committed 3 h late, honestly dated, and a
+    # tag he pushed by hand that says an hour before the deadline. (gh api --paginate: pages in a row)
+    vic, vic_commits = repository(folder, "vic", [("no_scale", -2 * HOUR), ("lesson", 3 * HOUR)])
+    tag(vic, submit_tag(-2 * HOUR + 60, vic_commits[0]), vic_commits[0])
+    tag(vic, submit_tag(-HOUR, vic_commits[1]), vic_commits[1])
+    record("vic", json.dumps([activity(vic_commits[1], 3 * HOUR + 30, before=vic_commits[0])])
+           + "\n" + json.dumps([activity(vic_commits[0], -2 * HOUR + 30, "branch_creation")]) + "\n")
+    # wes: the same in tag mode, with the late commit dated an hour before the deadline too, so
+    # that his repository holds no contradiction: only the server's record shows it.
+    wes, wes_commits = repository(folder, "wes", [("no_scale", -2 * HOUR), ("lesson", -HOUR)])
+    tag(wes, submit_tag(-2 * HOUR + 60, wes_commits[0]), wes_commits[0])
+    tag(wes, submit_tag(-HOUR + 60, wes_commits[1]), wes_commits[1])
+    record("wes", json.dumps([activity(wes_commits[1], 3 * HOUR, before=wes_commits[0]),
+                              activity(wes_commits[0], -2 * HOUR + 30, "branch_creation"),
+                              activity("0" * 40, 4 * HOUR, "branch_deletion", ref="refs/heads/draft")]))
+    # xia: a record that is not JSON; yul: another repository's record; zed: none. Each is timed
+    # by its tags, which --trusted-tags (the second grading) says only the workflow writes.
+    for login in ("xia", "yul", "zed"):
+        repo, commits = repository(folder, login, [("lesson", -2 * HOUR)])
+        tag(repo, submit_tag(-2 * HOUR + 60, commits[0]), commits[0])
+    record("xia", "<html>rate limited</html>")
+    record("yul", json.dumps([activity("ab" * 20, -2 * HOUR)]))
+
+    claims = os.path.join(work, "pushes-grades-without-records")
+    done, rows, summary = grade(folder, claims, "--deadline", DEADLINE, "--no-similarity")
+    checks.append(("tags students push themselves: graded (exit 0), a row each", done.returncode == 0
+                   and sorted(rows) == ["una", "vic", "wes", "xia", "yul", "zed"],
+                   "exit %d, stderr %r, rows %s" % (done.returncode, done.stderr[-400:], sorted(rows))))
+    claim = "the student's own submit/ tags"
+    for login in ("vic", "wes"):
+        r = rows.get(login, {})
+        checks.append(("%s, without a record of the pushes: a late commit under a backdated tag is not called plainly on "
+                       "time: the late column says the time is the student's own claim" % login,
+                       claim in r.get("late", "") and "the student's claim" in r.get("late", ""), r))
+    r = rows.get("vic", {})
+    checks.append(("vic: his tag's time comes before his commit's date: the contradiction is named in the row and "
+                   "counted in the summary", "times that contradict each other" in r.get("late", "")
+                   and "after its submit/ tag's time" in r.get("late", "")
+                   and re.search(r"Contradictions: 1 of the repositories.*vic", summary) is not None,
+                   (r.get("late"), summary[:1500])))
+    r = rows.get("una", {})
+    checks.append(("una, honest: on time, no contradiction", r.get("late", "").startswith("on time")
+                   and "contradict" not in r.get("late", ""), r))
+    checks.append(("the summary counts the repositories timed by times the students write (six, by their tags)",
+                   "Times: 6 of the repositories are timed by times the students write themselves (6 by submit/ tags"
+                   in summary, summary[:1500]))
+
+    pushed = os.path.join(work, "pushes-grades-with-records")
+    done, rows, summary = grade(folder, pushed, "--deadline", DEADLINE, "--no-similarity", "--pushes", records,
+                                "--trusted-tags")
+    checks.append(("with --pushes: graded (exit 0), a row each", done.returncode == 0 and len(rows) == 6,
+                   "exit %d, stderr %r" % (done.returncode, done.stderr[-400:])))
+    for login, commits in (("vic", vic_commits), ("wes", wes_commits)):
+        r = rows.get(login, {})
+        checks.append(("%s, with GitHub's record of the pushes: graded at the push before the deadline (no scale: 6), "
+                       "the late push said, the record named as the source" % login,
+                       r.get("score") == "6" and r.get("commit", "").startswith(commits[0][:12])
+                       and "1 later push not graded, the last 3 h" in r.get("late", "")
+                       and "GitHub's record of each push" in r.get("late", ""), r))
+    r = rows.get("wes", {})
+    checks.append(("wes: his tag's time comes before GitHub's first push of its commit: named as a contradiction",
+                   "was first pushed at" in r.get("late", "") and "after its submit/ tag's time" in r.get("late", ""), r))
+    r = rows.get("una", {})
+    checks.append(("una: on time by the record (7/7)", r.get("score") == "7" and r.get("late", "").startswith("on time")
+                   and "GitHub's record" in r.get("late", ""), r))
+    for login, why in (("xia", "is not JSON"), ("yul", "names no commit of this repository"),
+                       ("zed", "--pushes has no lab04-attention-zed.json")):
+        r = rows.get(login, {})
+        checks.append(("%s: a record that cannot be used (%s): the row says so and is timed by its tags, which "
+                       "--trusted-tags says only the workflow writes; graded (7/7)" % (login, why),
+                       why in r.get("late", "") and "only Classroom 50's workflow may write" in r.get("late", "")
+                       and r.get("score") == "7", r))
+    checks.append(("with --pushes and --trusted-tags, no repository is timed by a time its student writes",
+                   "Times:" not in summary, summary[:1500]))
+
+
 def main(argv):
     if len(argv) != 2:
         print("deadlines_test: usage: deadlines_test.py BUILD WORK_DIR", file=sys.stderr)
@@ -363,6 +476,7 @@ def main(argv):
     os.chmod(work, 0o755)
     checks = []
     repositories_class(work, checks)
+    pushes_class(work, checks)
     canvas_class(work, checks)
     gradescope_class(work, checks)
     return checklist.report(checks)

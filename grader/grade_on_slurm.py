@@ -13,7 +13,7 @@ usage: grade_on_slurm.py [--tasks N] [--partition P] [--account A] [--time T] [-
                other of sbatch's options (--sbatch=--qos=short), and may be given more than once
   --no-wait    submit, say the jobs, and return; --wait GRADES waits for them later
   grade_class.py's options (-j, --draw, --points, --timeout, --build, --hide, --deadline,
-  --late-penalty, --template, --similar-to, --no-similarity, --canvas-gradebook,
+  --late-penalty, --pushes, --trusted-tags, --template, --similar-to, --no-similarity, --canvas-gradebook,
   --canvas-column, --moodle-gradebook) go to the shards or to the merge, where each belongs;
   without --draw, one new draw is chosen for the whole class
 
@@ -56,7 +56,8 @@ SLURM_TIMEOUT = 60  # seconds a Slurm command may take to answer
 
 # grade_class.py's options that take a value, and where each goes: to every shard, or to the merge.
 SHARD_VALUES = {"-j", "--jobs", "--draw", "--points", "--timeout", "--build", "--hide", "--deadline",
-                "--late-penalty", "--template"}
+                "--late-penalty", "--template", "--pushes"}
+SHARD_FLAGS = {"--trusted-tags"}
 MERGE_VALUES = {"--similar-to", "--canvas-gradebook", "--moodle-gradebook", "--canvas-column"}
 BOTH_FLAGS = {"--no-similarity"}
 NOT_HERE = {"--shard": "the shards are this command's", "--merge": "the merge is this command's",
@@ -111,6 +112,8 @@ def split_options(argv):
         elif name in BOTH_FLAGS:
             shard.append(name)
             merge.append(name)
+        elif name in SHARD_FLAGS:
+            shard.append(name)
         elif word.startswith("-") and word != "-":
             raise Usage("unknown option %r: see the top of grader/grade_on_slurm.py" % word[:40])
         else:

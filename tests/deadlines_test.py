@@ -409,6 +409,8 @@ def pushes_class(work, checks):
     for login in ("xia", "yul", "zed"):
         repo, commits = repository(folder, login, [("lesson", -2 * HOUR)])
         tag(repo, submit_tag(-2 * HOUR + 60, commits[0]), commits[0])
+        if login == "xia":  # a second tag on the same commit, of another time
+            tag(repo, submit_tag(-2 * HOUR + 120, commits[0]), commits[0])
     record("xia", "<html>rate limited</html>")
     record("yul", json.dumps([activity("ab" * 20, -2 * HOUR)]))
 
@@ -427,8 +429,11 @@ def pushes_class(work, checks):
     checks.append(("vic: his tag's time comes before his commit's date: the contradiction is named in the row and "
                    "counted in the summary", "times that contradict each other" in r.get("late", "")
                    and "after its submit/ tag's time" in r.get("late", "")
-                   and re.search(r"Contradictions: 1 of the repositories.*vic", summary) is not None,
+                   and re.search(r"Contradictions: 2 of the repositories.*vic", summary) is not None,
                    (r.get("late"), summary[:1500])))
+    r = rows.get("xia", {})
+    checks.append(("xia: two submit/ tags of different times on one commit: named as a contradiction",
+                   "has 2 submit/ tags of different times" in r.get("late", ""), r))
     r = rows.get("una", {})
     checks.append(("una, honest: on time, no contradiction", r.get("late", "").startswith("on time")
                    and "contradict" not in r.get("late", ""), r))

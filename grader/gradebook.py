@@ -240,7 +240,9 @@ def similarity_lines(found, meta):
         return lines + ["Not checked: %s. The class was graded all the same." % found["why"]]
     lines.append("Each lab's own code (its lines that are neither the lesson's nor the handed-out template's, "
                  "compared with names, numbers and strings alike) was compared with every other's by Debian's "
-                 "similarity tester, sim_c++: %d labs had enough of it to compare (%d tokens or more). "
+                 "similarity tester, sim_c++, and again in a canonical form that sees through cheap disguises (names, "
+                 "types, braces, statements that do nothing, their order): %d labs had enough of it to compare (%d "
+                 "tokens or more). "
                  "A hint to look at them side by side, never a verdict: the grades are not changed." % (
                      found["compared"], similarity.OWN))  # (its time is in class.json: the summary of one class
     # graded twice, or in shards and merged, is the same text)

@@ -7,7 +7,10 @@ So the text handed out matches no one, and neither does the answer every right l
 Debian's similarity tester (sim_c++, package similarity-tester, made for finding copied code)
 then compares the own code of every two labs, and of each lab with earlier terms' labs that the
 instructor kept, and the pairs where at least SHARE of one lab's own code is found in the other's
-are listed, with the shares and the lines: a hint to look at them side by side, never a verdict,
+are listed, with the shares and the lines; and the labs are compared again in a canonical form
+(canonical.py: names, types, braces, statements without effect and the order of statements
+made alike), where every pair is judged on its own, so that copies behind cheap disguises are
+listed too: a hint to look at them side by side, never a verdict,
 never a change of grade. Own code shorter than OWN tokens matches no one: a line or two is what
 anyone might write.
 
@@ -22,6 +25,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+
+import canonical
 
 SIM = "sim_c++"
 RUN = 24  # tokens: the shortest run sim_c++ reports (its default)
@@ -77,20 +82,32 @@ def key(line):
 
 
 def template_keys(texts):
-    """The lines of the lesson and of any template, as key() compares them."""
+    """The lines of the lesson and of any template, as key() compares them, and their
+    statements in canonical form (canonical.py), each marked by a leading NUL."""
     keys = set()
     for text in texts:
-        keys.update(key(line) for line in without_comments(text).split("\n"))
+        code = without_comments(text).split("\n")
+        keys.update(key(line) for line in code)
+        keys.update("\0" + s for s, _ in canonical.statements(list(enumerate(code, 1))))
     keys.discard("")
     return keys
 
 
 def own_code(text, template):
     """A lab's own code: [(line number, line)] of its lines with code that are neither a line of
-    the template (template_keys) nor a starter's TODO line."""
+    the template (template_keys), nor lines whose statements are all the template's in canonical
+    form (a handed-out line behind a disguise: a statement that does nothing beside it, auto for
+    its type), nor a starter's TODO line."""
     code = without_comments(text).split("\n")
-    return [(n, line) for n, (line, original) in enumerate(zip(code, text.split("\n")), 1)
-            if key(line) and key(line) not in template and not TODO.search(original)]
+    lines = []
+    for n, (line, original) in enumerate(zip(code, text.split("\n")), 1):
+        said = key(line)
+        if said and said not in template and not TODO.search(original):
+            lines.append((n, line))
+    forms = {}  # line number: the canonical statements that start on it (one parse of those lines)
+    for statement, n in canonical.statements(lines):
+        forms.setdefault(n, []).append(statement)
+    return [(n, line) for n, line in lines if not (forms.get(n) and all("\0" + s in template for s in forms[n]))]
 
 
 def tokens(own):
@@ -142,6 +159,13 @@ def look_alike(labs, earlier=(), share=SHARE):
             result["pairs"].append({"a": files[a], "b": files[b], "a_share": shares.get((a, b), 0),
                                     "b_share": shares.get((b, a), 0), "earlier": os.path.basename(b).startswith("o"),
                                     **lines_of(a, b)})
+        # The same labs in their canonical form (canonical.py): copies behind cheap disguises, each
+        # pair judged on its own, so that one copy never hides another.
+        forms = {name: canonical.statements(own) for name, own in new + old}
+        listed_pairs = {frozenset((p["a"], p["b"])) for p in result["pairs"]}
+        for p in canonical.compare([(n, forms[n]) for n, _ in new], [(n, forms[n]) for n, _ in old], share):
+            if frozenset((p["a"], p["b"])) not in listed_pairs:
+                result["pairs"].append(p)
         result["checked"] = True
         return result
     except subprocess.TimeoutExpired:

@@ -12,6 +12,10 @@ changed, its layout and comments changed. Expected, from how the labs were made:
 pair is listed, with its shares and lines; the starter's text and the labs that share the lesson
 or a one-line mistake match no one; the grades are those of the class without the check. The
 copier graded alone beside an earlier term that holds the original: listed as an earlier term's.
+Copies behind cheap disguises, each a line of sed (canonical.py): a dead statement after each
+line, statements reordered, auto and a dead statement before each line, and the renamed copy,
+all with the original in one class: one group of the five, no honest student named; each alone
+beside the original: the pair listed.
 --no-similarity says the check was left out; without sim_c++ on PATH the class is graded and the
 summary says why the check did not run. Prints OK or NOT OK for each promise.
 """
@@ -39,6 +43,45 @@ def copied(text):
         text = re.sub(r"(?<![.:\w\"])%s\b(?!\")" % old, new, text)  # the variable: not a method, a type, a name in quotes
     text = text.replace("torch::Tensor num = ", "// my own softmax, written out\n    torch::Tensor   num =  ")
     return text.replace("if (opt.mask) ", "if (opt.mask)\n      ")
+
+
+def in_main(text, change):
+    """text with change applied to each line of main()'s body that is a whole statement: it
+    ends with ';' and the code line before it ended one too (or opened or closed a block)."""
+    start = text.index("int main(")
+    end = text.index("} catch", start)
+    lines, before = text[start:end].split("\n"), ""
+    for i, line in enumerate(lines):
+        code = line.split("//", 1)[0].rstrip()
+        if re.fullmatch(r" +[^/]*\S;", code) and before.endswith((";", "{", "}")):
+            lines[i] = change(code) + line[len(code):]
+        if code.strip():
+            before = code
+    return text[:start] + "\n".join(lines) + text[end:]
+
+
+def dead_after_each_line(text):
+    """A statement that does nothing after each line of main()."""
+    return in_main(text, lambda line: line + " (void)0;")
+
+
+def auto_and_dead_before_each_line(text):
+    """auto for every declared type of main(), and a statement that does nothing before each line."""
+    text = in_main(text, lambda line: re.sub(r"^( +)", r"\1(void)0; ", line))
+    start = text.index("int main(")
+    return text[:start] + re.sub(r"\b(?:const )?(?:torch::Tensor|bool) (?=\w+ = )", "auto ", text[start:])
+
+
+def reordered(text):
+    """Two independent statements swapped, and the mask made before the scores."""
+    lines = text.split("\n")
+    at = {name: next(i for i, l in enumerate(lines) if l.strip().startswith(name)) for name in
+          ("const bool sums_ok", "const torch::Tensor upper", "torch::Tensor tril", "torch::Tensor scores")}
+    lines[at["const bool sums_ok"]], lines[at["const torch::Tensor upper"]] = \
+        lines[at["const torch::Tensor upper"]], lines[at["const bool sums_ok"]]
+    tril = lines.pop(at["torch::Tensor tril"])
+    lines.insert(at["torch::Tensor scores"], tril)
+    return "\n".join(lines)
 
 
 def write_class(folder, labs):
@@ -97,6 +140,32 @@ def main(argv):
     checks.append(("orla and otto are graded as any lab (7/7: their code is right), the starter as given 2/7",
                    rows.get("orla", {}).get("score") == "7" and rows.get("otto", {}).get("score") == "7"
                    and rows.get("starter_as_given", {}).get("score") == "2", {n: rows.get(n) for n in ("orla", "otto")}))
+
+    # Copies behind cheap disguises, each a line of sed: every one is listed with the original or
+    # another copy, all of them as one group, and no honest student with them.
+    disguised = dict((n, t) for n, t in labs.items() if n not in ("otto",))
+    disguised.update({"otto": copied(own), "pip": dead_after_each_line(own), "rex": reordered(own),
+                      "sal": auto_and_dead_before_each_line(own)})
+    write_class(os.path.join(work, "disguised"), disguised)
+    done, section = grade(build, os.path.join(work, "disguised"), os.path.join(work, "grades-disguised"))
+    group = re.findall(r"^- a group of (\d+) labs.*: (.*)$", section, re.M)
+    named = set(re.findall(r"\b(student\d\d|starter_as_given|orla|otto|pip|rex|sal)\b", section))
+    checks.append(("four copies behind disguises (every name changed; a dead statement after each line; statements "
+                   "reordered; auto and a dead statement before each line) and the original: one group of the five, "
+                   "and no honest student named", done.returncode == 0 and len(group) == 1
+                   and set(group[0][1].split(", ")) == {"orla", "otto", "pip", "rex", "sal"}
+                   and named == {"orla", "otto", "pip", "rex", "sal"}, section or done.stderr[-800:]))
+    with open(os.path.join(work, "grades-disguised", "grades.csv"), newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    checks.append(("the disguised copies compile and are graded as any lab (7/7)",
+                   all(rows.get(n, {}).get("score") == "7" for n in ("pip", "rex", "sal")),
+                   {n: rows.get(n, {}).get("status") for n in ("pip", "rex", "sal")}))
+    for name in ("pip", "rex", "sal"):  # each alone beside the original: listed as a pair
+        write_class(os.path.join(work, "pair-" + name), {"orla": own, name: disguised[name], "hal": lesson})
+        done, section = grade(build, os.path.join(work, "pair-" + name), os.path.join(work, "grades-pair-" + name))
+        pairs = re.findall(r"^- (\S+) and (\S+)( \(an earlier term's\))?: (.*)$", section, re.M)
+        checks.append(("%s alone beside the original: the pair is listed, with its shares and lines" % name,
+                       [set(p[:2]) for p in pairs] == [{"orla", name}], section or done.stderr[-800:]))
 
     # An earlier term that holds the original; this term, the copier alone.
     write_class(os.path.join(work, "earlier"), {"orla": own})

@@ -3,8 +3,8 @@ disguises (the similarity check's second comparison, similarity.py).
 
 What the code does is kept, how it is spelled is not. The own code (similarity.own_code) is
 split into statements; in each, every name is one word, except the names of LibTorch's
-operations, each of which is mapped to one word for all its spellings (mm, bmm and matmul are
-one); numbers and strings are one word each; a declaration's type goes (auto, torch::Tensor,
+operations where they are called, each of which is mapped to one word for all its spellings
+(mm, bmm and matmul are one; a variable named tril is a name like any other); numbers and strings are one word each; a declaration's type goes (auto, torch::Tensor,
 const, a reference: `auto x = e;` is `x = e;`), and so does `torch::`; braces go (a block or a
 lambda around copied lines); a statement with no effect goes (`(void)N;`, `x;`, `;`: no
 assignment, call, return, throw or output). The labs are then compared as sets of statements,
@@ -40,7 +40,9 @@ def tokens_of(own):
     return [(t, n) for n, line in own for t in TOKEN.findall(line)]
 
 
-def normal(token):
+def normal(token, following=""):
+    """A token's word: a name is "a", but a LibTorch operation called (followed by '(') is the
+    operation's word: a variable named tril, renamed keep, is the same name."""
     if token[0] in "\"'":
         return '"'
     if token[0].isdigit():
@@ -48,7 +50,7 @@ def normal(token):
     if token[0].isalpha() or token[0] == "_":
         if token in KEYWORDS:
             return token
-        return OPERATIONS.get(token, "a")
+        return OPERATIONS.get(token, "a") if following == "(" else "a"
     return token
 
 
@@ -119,7 +121,7 @@ def statements(own):
         statement = [(t, n) for t, n in without_type(statement) if t not in ("torch", "::")]
         if not statement:
             continue
-        words = [normal(t) for t, _ in statement]
+        words = [normal(t, statement[i + 1][0] if i + 1 < len(statement) else "") for i, (t, _) in enumerate(statement)]
         if words[:3] == ["(", "void", ")"]:  # (void)x: a cast to void
             words = words[3:]
         if words[:4] == ["a", "<", "void", ">"]:  # static_cast<void>(x)

@@ -238,14 +238,16 @@ def similarity_lines(found, meta):
     lines = ["", "## Code that looks alike", ""]
     if not found["checked"]:
         return lines + ["Not checked: %s. The class was graded all the same." % found["why"]]
+    by_sim = found.get("by_sim", True)
     lines.append("Each lab's own code (its lines that are neither the lesson's nor the handed-out template's, "
-                 "compared with names, numbers and strings alike) was compared with every other's by Debian's "
-                 "similarity tester, sim_c++, and again in a canonical form that sees through cheap disguises (names, "
-                 "types, braces, statements that do nothing, their order): %d labs had enough of it to compare (%d "
-                 "tokens or more). "
+                 "compared with names, numbers and strings alike) was compared with every other's %sin a canonical "
+                 "form that sees through cheap disguises (names, types, braces, statements that do nothing, their "
+                 "order): %d labs had enough of it to compare (%d tokens or more). %s"
                  "A hint to look at them side by side, never a verdict: the grades are not changed." % (
-                     found["compared"], similarity.OWN))  # (its time is in class.json: the summary of one class
-    # graded twice, or in shards and merged, is the same text)
+                     "by Debian's similarity tester, sim_c++, and again " if by_sim else "", found["compared"],
+                     similarity.OWN, "" if by_sim else "Runs of tokens were not compared as well: %s. " % found["why"]))
+    # (its time is in class.json: the summary of one class graded twice, or in shards and merged,
+    # is the same text)
     lines.append("")
     if not found["pairs"]:
         return lines + ["None: no two labs share most of their own code."]

@@ -7,7 +7,8 @@ So the text handed out matches no one, and neither does the answer every right l
 Debian's similarity tester (sim_c++, package similarity-tester, made for finding copied code)
 then compares the own code of every two labs, and of each lab with earlier terms' labs that the
 instructor kept, and the pairs where at least SHARE of one lab's own code is found in the other's
-are listed, with the shares and the lines; and the labs are compared again in a canonical form
+are listed, with the shares and the lines (where Debian packages it: 12 and testing, not 13);
+and the labs are compared again, wherever the grader runs, in a canonical form
 (canonical.py: names, types, braces, statements without effect and the order of statements
 made alike), where every pair is judged on its own, so that copies behind cheap disguises are
 listed too: a hint to look at them side by side, never a verdict,
@@ -16,7 +17,7 @@ anyone might write.
 
   own_code(text, template)      a lab's own code: [(line number, line)] of the lines it keeps
   template_keys(texts)          the lines of the lesson and the template, as they are compared
-  look_alike(labs, earlier)     the pairs, as values (a dict: checked, why, pairs, seconds)
+  look_alike(labs, earlier)     the pairs, as values (a dict: checked, by_sim, why, pairs, seconds)
   groups(pairs)                 the labs of those pairs, joined into groups
 """
 import os
@@ -116,18 +117,39 @@ def tokens(own):
 
 def look_alike(labs, earlier=(), share=SHARE):
     """The pairs of labs whose own code looks alike. labs and earlier: [(name, own code)];
-    earlier's are compared with labs only. Returns {"checked": bool, "why": why not, in
-    words, "pairs": [{"a", "b", "a_share", "b_share", "a_lines", "b_lines"}], "compared": the
-    number of labs with enough own code, "seconds"}."""
+    earlier's are compared with labs only. Returns {"checked": bool, "by_sim": whether sim_c++
+    compared them too, "why": why sim_c++ did not, in words, "pairs": [{"a", "b", "a_share",
+    "b_share", "a_lines", "b_lines", "earlier"}], "compared": the number of labs with enough own
+    code, "seconds", "sim_seconds", "canonical_seconds"}. The canonical comparison runs
+    wherever the grader does; sim_c++'s where Debian packages it (not 13)."""
     started = time.monotonic()
-    result = {"checked": False, "why": "", "pairs": [], "compared": 0, "seconds": 0.0}
-    if not shutil.which(SIM):
-        result["why"] = ("%s, Debian's similarity tester, is not installed (apt-get install similarity-tester, "
-                         "where Debian packages it: 12 and testing do, 13 does not)" % SIM)
-        return result
+    result = {"checked": False, "by_sim": False, "why": "", "pairs": [], "compared": 0, "seconds": 0.0,
+              "sim_seconds": 0.0, "canonical_seconds": 0.0}
     new = [(name, own) for name, own in labs if tokens(own) >= OWN]
     old = [(name, own) for name, own in earlier if tokens(own) >= OWN]
     result["compared"] = len(new)
+    if shutil.which(SIM):
+        result["pairs"], result["why"] = by_sim(new, old, share)
+        result["by_sim"] = not result["why"]
+    else:
+        result["why"] = ("%s, Debian's similarity tester, is not installed (apt-get install similarity-tester, "
+                         "where Debian packages it: 12 and testing do, 13 does not)" % SIM)
+    result["sim_seconds"] = time.monotonic() - started
+    # The same labs in their canonical form (canonical.py): copies behind cheap disguises, each
+    # pair judged on its own, so that one copy never hides another.
+    forms = {name: canonical.statements(own) for name, own in new + old}
+    listed_pairs = {frozenset((p["a"], p["b"])) for p in result["pairs"]}
+    for p in canonical.compare([(n, forms[n]) for n, _ in new], [(n, forms[n]) for n, _ in old], share):
+        if frozenset((p["a"], p["b"])) not in listed_pairs:
+            result["pairs"].append(p)
+    result["checked"] = True
+    result["seconds"] = time.monotonic() - started
+    result["canonical_seconds"] = result["seconds"] - result["sim_seconds"]
+    return result
+
+
+def by_sim(new, old, share):
+    """sim_c++'s pairs of new and old ([(name, own code)]): (pairs, why it failed or "")."""
     folder = tempfile.mkdtemp(prefix="lab04-similarity-")
     try:
         files = {}
@@ -144,36 +166,25 @@ def look_alike(labs, earlier=(), share=SHARE):
             done = subprocess.run([SIM, "-p", "-s", "-i", "-r", str(RUN), "-t", str(share)], input="\n".join(listed) + "\n",
                                   capture_output=True, text=True, timeout=TIMEOUT)
             if done.returncode != 0:
-                result["why"] = "%s failed: %s" % (SIM, (done.stderr.strip().splitlines() or ["exit %d" % done.returncode])[-1])
-                return result
+                return [], "%s failed: %s" % (SIM, (done.stderr.strip().splitlines() or ["exit %d" % done.returncode])[-1])
             for m in re.finditer(r"^(\S+) consists for (\d+) % of (\S+) material$", done.stdout, re.M):
                 if m.group(1) in files and m.group(3) in files:
                     shares[(m.group(1), m.group(3))] = int(m.group(2))
-        seen = set()
+        pairs, seen = [], set()
         for (a, b), _ in sorted(shares.items(), key=lambda kv: -kv[1]):
             pair = tuple(sorted((a, b)))
             if pair in seen:
                 continue
             seen.add(pair)
             a, b = pair
-            result["pairs"].append({"a": files[a], "b": files[b], "a_share": shares.get((a, b), 0),
-                                    "b_share": shares.get((b, a), 0), "earlier": os.path.basename(b).startswith("o"),
-                                    **lines_of(a, b)})
-        # The same labs in their canonical form (canonical.py): copies behind cheap disguises, each
-        # pair judged on its own, so that one copy never hides another.
-        forms = {name: canonical.statements(own) for name, own in new + old}
-        listed_pairs = {frozenset((p["a"], p["b"])) for p in result["pairs"]}
-        for p in canonical.compare([(n, forms[n]) for n, _ in new], [(n, forms[n]) for n, _ in old], share):
-            if frozenset((p["a"], p["b"])) not in listed_pairs:
-                result["pairs"].append(p)
-        result["checked"] = True
-        return result
+            pairs.append({"a": files[a], "b": files[b], "a_share": shares.get((a, b), 0),
+                          "b_share": shares.get((b, a), 0), "earlier": os.path.basename(b).startswith("o"),
+                          **lines_of(a, b)})
+        return pairs, ""
     except subprocess.TimeoutExpired:
-        result["why"] = "%s took longer than %d s" % (SIM, TIMEOUT)
-        return result
+        return [], "%s took longer than %d s" % (SIM, TIMEOUT)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-        result["seconds"] = time.monotonic() - started
 
 
 def groups(pairs):

@@ -9,16 +9,22 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       checker sees that none is left before it goes on. Files it left in /tmp, /var/tmp,
       /dev/shm and /run/lock, at any depth, and its System V IPC objects are removed. Where
       root may make a mount namespace, each run has one (and an IPC namespace): /proc shows
-      only its user's processes, and the project and the lab's build folder are hidden (the
-      run engine makes them, _out_of_sight's fields). The class grader's runs (Runner, ForkedBox) also get, where root may make namespaces, a
-      private tmpfs for each of those and their home, an IPC namespace, and a cgroup per
+      only its user's processes, and the run has a root of its own with the allowlist below
+      (the run engine makes it, _out_of_sight's fields). Where root may not (a container
+      without the right), every file any user may read is readable to it, and the isolation
+      line says so. The class grader's runs (Runner, ForkedBox) also get, where root may make
+      namespaces, a private tmpfs for their /tmp and home, an IPC namespace, and a cgroup per
       worker (at most one core and MEMORY for all of a student's processes).
   as a user, with bubblewrap (Debian's bubblewrap): namespaces of its own (no network, its own
-      processes only), the file system read-only but for an empty folder of its own, an empty
-      /tmp, and no view of the home folders.
+      processes only), a root of its own with the allowlist, an empty /tmp and folder.
   as a user, without bubblewrap, where user namespaces work (util-linux's unshare): no
-      network, its own processes and IPC, the home folders, /var/tmp, /dev/shm and /run/lock
-      hidden by empty ones; the rest of the file system as the user has it.
+      network, its own processes and IPC, the home folders, /var/tmp, /dev/shm, /run/lock and
+      what the caller hides (the class, the project) covered by empty ones; the rest of the
+      file system as the user has it, and the isolation line says so.
+
+The allowlist (bwrap_allowlist, engine_allowlist: one list for every compile and run that can
+have a root of its own): the system's programs, libraries and headers, LibTorch, the lab's own
+files and folder; nothing else of the machine.
   where none of these works: a session of its own and the limits, and the report
       says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
 
@@ -60,6 +66,12 @@ def limits(timeout, asan=False, processes=PROCESSES):
     if not asan:
         found["as"] = MEMORY
     return found
+
+
+def limits_in_words(asan=False):
+    return "limits: %s, %d processes, files up to %d MB, CPU time, no core files" % (
+        "memory not limited (an AddressSanitizer build)" if asan else "memory %d GiB" % (MEMORY >> 30),
+        PROCESSES, FILE_SIZE >> 20)
 
 
 class NotStarted(Exception):
@@ -111,6 +123,52 @@ def sanitizer_build():
 
 
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checker's project
+
+# What a lab's compile and runs may see, on every path that can make a root of its own (as
+# root, the run engine's fields I and B; as a user, bubblewrap): an allowlist, never a list of
+# places to hide. The system's programs, libraries and headers (/usr, /etc, and /bin, /lib and
+# their kin, links into /usr or folders of their own), /dev/null and its kin, an empty /tmp, a
+# /proc, and what the caller adds: LibTorch's folders where they lie outside /usr, the lab's own
+# staged files, its folder. Nothing else of the machine is there: no home, no /srv, no /grade,
+# no gradebook, no class, no earlier term, no project.
+SYSTEM = ("/usr", "/etc")
+SYSTEM_LINKS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32") if os.path.islink(d)]
+SYSTEM_FOLDERS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # where /usr is not merged
+                  if os.path.isdir(d) and not os.path.islink(d)]
+
+
+def beyond_the_system(folders):
+    """Those of folders that the allowlist's system part does not hold already."""
+    system = SYSTEM + tuple(SYSTEM_LINKS) + tuple(SYSTEM_FOLDERS)
+    return [f for f in dict.fromkeys(folders) if f not in system and not f.startswith(tuple(d + "/" for d in system))]
+
+
+SEES = ("a root of its own that holds the system's programs and libraries (/usr, /etc), LibTorch, its own files "
+        "and an empty folder, and nothing else of the machine")
+
+
+def bwrap_allowlist(shown=(), bound=()):
+    """bubblewrap's command line, up to the command, for a root of its own with the allowlist:
+    shown, folders or files seen where they are, read-only; bound, (folder, where the lab sees
+    it, writable) of its own. No network, no capabilities, its own processes."""
+    line = ["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    for folder in SYSTEM:
+        line += ["--ro-bind", folder, folder]
+    for link in SYSTEM_LINKS:
+        line += ["--symlink", os.readlink(link), link]
+    line += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # (first: a folder in /tmp is bound over it)
+    for folder in SYSTEM_FOLDERS + beyond_the_system(shown):
+        line += ["--ro-bind", folder, folder]
+    for folder, inside, writable in bound:
+        line += ["--bind" if writable else "--ro-bind", folder, inside]
+    return line
+
+
+def engine_allowlist(root, shown=()):
+    """The run engine's fields for a root of its own at root (an empty folder): the allowlist,
+    with shown (folders or files) read-only where they are; the job's home is bound by the
+    engine itself."""
+    return ["I" + root] + ["B" + p for p in beyond_the_system(shown)]
 _root_hidepid = []
 
 
@@ -127,10 +185,13 @@ def root_hidepid():
 
 
 class Sandbox:
-    def __init__(self, lab, module=None, runtime=None):
+    def __init__(self, lab, module=None, runtime=None, hidden=()):
         """lab: the program to run; or, with module and runtime, the class grader's runner
         (engine/runner.cpp), which loads the runtime (LibTorch) then runs the module's main.
+        hidden: what else to hide where the sandbox hides a list of places (unshare: the class,
+        the project, --hide's); a root of its own holds none of them anyway.
         Refused: no sandbox can be had here as asked, or the run engine is not built."""
+        self.also_hidden = [os.path.realpath(p) for p in hidden if p]
         self.engine = None
         if module is None:
             found = engine.program(lab)
@@ -156,16 +217,9 @@ class Sandbox:
                 os.chmod(os.path.join(self.work, "bin", name), 0o755)
                 self.loads.append(name)
         self.home = os.path.join(self.work, "home")
-        # (ldd's listing, 30 ms, is of use only to a sandbox that hides folders)
+        # (ldd's listing, 30 ms, is of use only to a sandbox that shows or hides folders)
         self.libraries = self._library_folders(runtime or lab) if self.mode != "none" else []
-        system = ("/usr", "/bin", "/sbin", "/lib", "/etc", "/opt", "/tmp", "/var", "/home", "/root")
-        hidden = [f for f in self._hidden([PROJECT, os.path.dirname(os.path.realpath(lab))])
-                  if f not in system and not f.startswith(tuple(d + "/" for d in system[:6]))
-                  and not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
-        self.hidden = [f for f in hidden if not any(f.startswith(h.rstrip("/") + "/") for h in hidden)]  # outermost
         self.isolation = self._describe()
-        if self.mode == "user" and root_hidepid():
-            self.isolation += "; the project, the lab's build folder and other users' processes hidden from it"
         become_subreaper()
         atexit.register(self.close)
 
@@ -234,19 +288,21 @@ class Sandbox:
 
     def _describe(self, how=""):
         """The isolation line; how: how the lab was started, said after "the lab ran" (as root)."""
-        limits = "limits: %s, %d processes, files up to %d MB, CPU time, no core files" % (
-            "memory not limited (an AddressSanitizer build)" if self.asan else "memory %d GiB" % (MEMORY >> 30),
-            PROCESSES, FILE_SIZE >> 20)
+        limits = limits_in_words(self.asan)
+        if self.mode == "user" and root_hidepid():
+            return ("isolation: the lab ran%s as user id %d of its own (no groups, no privileges), in %s, other "
+                    "users' processes hidden; %s" % (how, self.uid, SEES, limits))
         if self.mode == "user":
             return ("isolation: the lab ran%s as user id %d of its own (no groups, no privileges), in an empty "
-                    "folder; %s" % (how, self.uid, limits))
+                    "folder; no mount namespace can be made here, so every file any user may read, it may read "
+                    "too; %s" % (how, self.uid, limits))
         if self.mode == "bwrap":
-            return ("isolation: bubblewrap (no network, no capabilities, its own processes, the file system read-only but "
-                    "for an empty folder, no home folders); %s" % limits)
+            return ("isolation: bubblewrap (no network, no capabilities, its own processes, %s); %s" % (SEES, limits))
         if self.mode == "unshare":
             return ("isolation: namespaces of its own (no network, its own processes and IPC, no home folders, "
-                    "/var/tmp, /dev/shm or /run/lock; "
-                    "install bubblewrap to make the file system read-only too); %s" % limits)
+                    "/var/tmp, /dev/shm or /run/lock%s; every other file you may read, it may read too: install "
+                    "bubblewrap for a root of its own that holds nothing else); %s" % (
+                        ", nor the class's submissions or the project" if self.also_hidden else "", limits))
         how = ("open the system's folders to other users (chmod o+rx /)" if self.closed
                else "install bubblewrap (Debian: apt-get install bubblewrap) or run the checker as root")
         return ("isolation: NONE: the lab was not isolated (%s): it ran with your rights. To isolate it, "
@@ -272,28 +328,23 @@ class Sandbox:
         limits = []  # set by the run engine, on the command's first process
         if self.mode == "user":  # the engine takes the user, and makes the mounts (_out_of_sight)
             return limits + line_by_line + [self.lab] + args, self.home
-        if self.mode == "bwrap":
+        if self.mode == "bwrap":  # the allowlist: LibTorch where it lies (pip's, in a home), its files
             inside = "/tmp/lab04"
-            hide = []
-            for folder in self._hidden(["/home", "/root", os.path.expanduser("~")]):
-                hide += ["--tmpfs", folder]
-            for folder in self.libraries:  # a LibTorch under a hidden folder (pip's, in a home)
-                if any(folder.startswith(h.rstrip("/") + "/") for h in hide[1::2]):
-                    hide += ["--ro-bind", folder, folder]
-            return (["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
-                     "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"] + hide
-                    + ["--ro-bind", os.path.join(self.work, "bin"), inside + "/bin",
-                       "--bind", self.home, inside + "/home", "--chdir", inside + "/home", "--"]
+            return (bwrap_allowlist(self.libraries, [(os.path.join(self.work, "bin"), inside + "/bin", False),
+                                                     (self.home, inside + "/home", True)])
+                    + ["--chdir", inside + "/home", "--"]
                     + limits + line_by_line + [inside + "/bin/lab04_attention"] + args), inside + "/home"
         if self.mode == "unshare":
             # The outer namespace mounts empty folders over the homes, then the lab runs in a
             # nested one, as the user again: there it cannot undo those mounts (they are locked).
             hide = [f for f in self._hidden(["/home", "/root", os.path.expanduser("~"), "/var/tmp", "/dev/shm",
-                                             "/run/lock"])
+                                             "/run/lock"] + self.also_hidden)
                     if not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
-            script = 'for f in $HIDE; do mount -t tmpfs -o mode=755 none "$f"; done; exec "$@"'
+            # (one folder a line, as they are: a folder's name may hold spaces or * and ?)
+            script = ('set -f; IFS="$(printf "\\n.")"; IFS="${IFS%.}"; for f in $HIDE; do '
+                      'mount -t tmpfs -o mode=755 none "$f"; done; unset IFS; exec "$@"')
             return (["unshare", "--user", "--map-root-user", "--mount", "--pid", "--ipc", "--fork", "--kill-child", "--net",
-                     "--", "env", "HIDE=" + " ".join(hide), "sh", "-c", script, "sh",
+                     "--", "env", "HIDE=" + "\n".join(hide), "sh", "-c", script, "sh",
                      "unshare", "--user", "--map-user=%d" % os.getuid(), "--map-group=%d" % os.getgid(), "--mount",
                      "--"] + limits + line_by_line + [self.lab] + args), self.home
         return limits + line_by_line + [self.lab] + args, self.home
@@ -301,11 +352,21 @@ class Sandbox:
     def _out_of_sight(self):
         """The run engine's fields for a user of its own: that user (U), and, where a mount
         namespace can be made, the grader's processes out of the lab's sight (V: /proc shows
-        only its user's) and the project (the checker, the lesson) and the lab's build folder
-        hidden by empty folders (X)."""
+        only its user's) and a root of its own with the allowlist (I, B): the system, LibTorch,
+        the lab's own bin folder and its home."""
         if self.mode != "user":
             return []
-        return ["U%d" % self.uid] + (["V"] + ["X" + f for f in self.hidden] if root_hidepid() else [])
+        if not root_hidepid():
+            return ["U%d" % self.uid]
+        return ["U%d" % self.uid, "V"] + engine_allowlist(self.new_root(), self.libraries + [os.path.join(self.work, "bin")])
+
+    def new_root(self):
+        """An empty folder of root's where the run engine makes the run's root (a tmpfs, in the
+        run's own mount namespace)."""
+        root = os.path.join(self.work, "root")
+        if not os.path.isdir(root):
+            os.mkdir(root, 0o700)
+        return root
 
     def seen(self, name):
         """Where the lab sees a file of its bin folder."""

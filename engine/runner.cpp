@@ -182,7 +182,19 @@ void show(const std::string& root, const std::string& from, bool writable) {
     engine::refuse("show the run a folder it needs");
 }
 
-// The root of its own (I): a tmpfs at job.root with only what a compile needs, then chroot.
+// A /proc: with V, one that shows only its own user's processes.
+void mount_proc(const Job& job) {
+  const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  if (job.own_proc ? mount("proc", "/proc", "proc", flags, "hidepid=invisible") != 0 &&
+                         mount("proc", "/proc", "proc", flags, "hidepid=2") != 0
+                   : mount("proc", "/proc", "proc", flags, nullptr) != 0)
+    engine::refuse("hide the other processes");
+}
+
+// The root of its own (I): a tmpfs at job.root with only what the allowlist holds
+// (checker/sandbox.py: the system, the job's B paths, its home), then chroot, and its /proc
+// (which what follows needs: a place may cover the sandbox's folder, which is bound back in
+// through /proc/self/fd).
 void new_root(const Job& job) {
   const std::string& r = job.root;
   if (mount("lab04", r.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755") != 0)
@@ -207,6 +219,7 @@ void new_root(const Job& job) {
   for (const std::string& path : job.shown) show(r, path, false);
   show(r, job.home, true);
   if (chroot(r.c_str()) != 0 || chdir("/") != 0) engine::refuse("enter the run's root");
+  mount_proc(job);
 }
 
 // In the child, as root, before the lab's user is taken: a mount namespace and an IPC
@@ -229,13 +242,14 @@ void own_mounts(const Job& job) {
     if (mount("lab04", place.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
               (size + ",mode=1777").c_str()) != 0)
       engine::refuse("give the run a private folder");
-  // Where a place held the sandbox's folder, the folder is made again and bound back in.
+  // Where a place held the sandbox's folder, the folder is made again and bound back in, with
+  // what is mounted in it (in a root of its own: its bin and home).
   if (access(folder.c_str(), F_OK) != 0) {
     for (size_t at = folder.find('/', 1); at != std::string::npos; at = folder.find('/', at + 1))
       mkdir(folder.substr(0, at).c_str(), 0755);  // the folders above it, as a tmpfs now has none
     std::string from = "/proc/self/fd/" + std::to_string(kept);
     if (mkdir(folder.c_str(), 0711) != 0 ||
-        mount(from.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0)
+        mount(from.c_str(), folder.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
       engine::refuse("keep the sandbox's folder in view");
   }
   close(kept);
@@ -248,11 +262,7 @@ void own_mounts(const Job& job) {
                                    : mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr);
     if (done != 0) engine::refuse("hide the grader's files");
   }
-  const unsigned long proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-  if (job.own_proc ? mount("proc", "/proc", "proc", proc_flags, "hidepid=invisible") != 0 &&
-                         mount("proc", "/proc", "proc", proc_flags, "hidepid=2") != 0
-                   : !job.root.empty() && mount("proc", "/proc", "proc", proc_flags, nullptr) != 0)
-    engine::refuse("hide the other processes");
+  if (job.own_proc && job.root.empty()) mount_proc(job);  // (a root of its own has its /proc)
   if (job.places.empty()) return;
   std::string home =
       size + ",mode=700,uid=" + std::to_string(job.uid) + ",gid=" + std::to_string(job.uid);

@@ -61,14 +61,11 @@ KILLED = "was killed from outside"  # by no limit of the compile's: the system's
 OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memory|memory exhausted")
 
 # As root, the compile runs as the sandbox's user in a root of its own, which the run engine
-# makes (engine/runner.cpp, fields I and B): the system's programs, libraries and headers (/usr,
-# /etc), the precompiled header's files, the lab's own folder, an empty /tmp, /dev/null and its
-# kin, and a /proc that shows only its own processes. Nothing else is there: not the lesson, not
-# the build's compiled lesson, not the class, not the grader's files. #include or .incbin of any
-# of them finds no file.
-SYSTEM_LINKS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32") if os.path.islink(d)]
-SYSTEM_FOLDERS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # where /usr is not merged
-                  if os.path.isdir(d) and not os.path.islink(d)]
+# makes (engine/runner.cpp, fields I and B), with sandbox.py's allowlist: the system's programs,
+# libraries and headers (/usr, /etc), the precompiled header's files, the lab's own folder, an
+# empty /tmp, /dev/null and its kin, and a /proc that shows only its own processes. Nothing else
+# is there: not the lesson, not the build's compiled lesson, not the class, not the grader's
+# files. #include or .incbin of any of them finds no file.
 
 
 class Compiler:
@@ -131,7 +128,7 @@ class Compiler:
             return [], ["U%d" % self.uid]
         new = os.path.join(os.path.dirname(work), "root")
         os.mkdir(new, 0o755)
-        return [], ["U%d" % self.uid, "I" + new, "V"] + ["B" + p for p in compile_needs(self.command[1])]
+        return [], ["U%d" % self.uid, "V"] + sandbox.engine_allowlist(new, compile_needs(self.command[1]))
 
     def run(self, command, work, isolation=()):
         """Runs the compile through the run engine: (exit status, its messages, None) or, when
@@ -201,18 +198,10 @@ def compile_needs(command):
 
 
 def bwrap_root(work, command):
-    """bubblewrap's command line for a compile without root: a root of its own with the system's
-    programs, libraries and headers (/usr, /etc), the precompiled header's files, the lab's
-    folder and an empty /tmp; no network, no other processes. The checkout, its .git, the
-    runner's home and its job's files are not there."""
-    line = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
-            "--ro-bind", "/etc", "/etc"]
-    for link in SYSTEM_LINKS:
-        line += ["--symlink", os.readlink(link), link]
-    line += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # (first: a build in /tmp is bound over it)
-    for folder in SYSTEM_FOLDERS + compile_needs(command):
-        line += ["--ro-bind", folder, folder]
-    return line + ["--bind", work, work, "--chdir", work, "--"]
+    """bubblewrap's command line for a compile without root: a root of its own with sandbox.py's
+    allowlist, the precompiled header's files and the lab's folder; no network, no other
+    processes. The checkout, its .git, the runner's home and its job's files are not there."""
+    return sandbox.bwrap_allowlist(compile_needs(command), [(work, work, True)]) + ["--chdir", work, "--"]
 
 
 def trim_crash(text):

@@ -27,8 +27,9 @@ usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...
   --build DIR  the project's build (default build/), which the grader builds first (its run
                engine and the lesson's module); --prebuilt: it is built already, build nothing
                (grade_on_slurm.py builds it once before its tasks, which share its folder)
-  --hide PATH  a folder or file no lab's run may see (the class's folder and the project are
-               hidden always); may be given more than once
+  --hide PATH  a folder or file no lab's run may see where a sandbox hides a list of places
+               (a user's without bubblewrap: the class's folder and the project are hidden
+               always; a root of its own holds none of them); may be given more than once
   --deadline TIME  ISO 8601 with its zone (2026-12-01T23:59:00-05:00): a cloned repository is
                graded at its last submission at or before it (later ones are said in the late
                column, not graded): by the server's record of its pushes (--pushes), else by its

@@ -142,9 +142,10 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
         if module is None:
             return compile_failed(worker, student, points, row, failed)
         if worker.runner:
-            box = runner_client.ForkedBox(worker.runner, module, hidden=[student.folder, ROOT] + worker.hidden)
+            box = runner_client.ForkedBox(worker.runner, module)
         else:
-            box = runner_client.ServedBox(worker.paths["runner"], module, worker.paths["runtime"])
+            box = runner_client.ServedBox(worker.paths["runner"], module, worker.paths["runtime"],
+                                          hidden=[student.folder, ROOT] + worker.hidden)
         row.isolation = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation) + "; " + \
             compile_sandbox.ISOLATION[worker.compiler.isolation]
         clock = time.monotonic()

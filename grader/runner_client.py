@@ -2,8 +2,8 @@
 LibTorch once and runs each lab's module in a forked child, in the sandbox of checker/sandbox.py.
 
   Runner(program, runtime)        as root: one per worker, holding a user id of its own
-  ForkedBox(runner, module, hidden)  a Sandbox whose runs go through a Runner (root)
-  ServedBox(program, module, runtime)  a Sandbox (bubblewrap, unshare or none) that runs the
+  ForkedBox(runner, module)       a Sandbox whose runs go through a Runner (root)
+  ServedBox(program, module, runtime, hidden)  a Sandbox (bubblewrap, unshare or none) that runs the
                                   runner inside it once, for every run of one lab (a user)
 
 Each has the run() of a Sandbox, so the checker's running.run_case() runs a case through it.
@@ -141,8 +141,8 @@ class ServedBox(sandbox.Sandbox):
     kills every other process of its PID namespace (bubblewrap, unshare), or the run's process
     group (none). The runner stops with the box: one student's labs never meet another's."""
 
-    def __init__(self, program, module, runtime):
-        sandbox.Sandbox.__init__(self, program, module, runtime)
+    def __init__(self, program, module, runtime, hidden=()):
+        sandbox.Sandbox.__init__(self, program, module, runtime, hidden)
 
     def _start(self, timeout):
         cmd, self.inside_home = self._command([self.seen(self.loads[0])], timeout)  # the runner, its runtime
@@ -184,12 +184,10 @@ class ForkedBox(sandbox.Sandbox):
     """A Sandbox of mode "user" whose runs go through a Runner: the same user id of its own,
     limits, empty folder, environment and clean-up, without a LibTorch start per run."""
 
-    def __init__(self, runner, module, hidden=()):  # pylint: disable=super-init-not-called
-        """hidden: folders and files the lab must not see (the class, the project)."""
+    def __init__(self, runner, module):  # pylint: disable=super-init-not-called
         self.runner, self.asan, self.uid, self.lock = runner, False, runner.uid, None
         self.engine = None  # the runner's
         runner.new_student()
-        self.hidden = [os.path.realpath(p) for p in hidden if p] if runner.places else []
         self.mode, self.why, self.loads, self.libraries = "user", None, [], []
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
         os.chmod(self.work, 0o711)
@@ -199,21 +197,24 @@ class ForkedBox(sandbox.Sandbox):
         os.chmod(os.path.join(self.work, "bin"), 0o755)
         os.chmod(self.lab, 0o755)
         self.home = os.path.join(self.work, "home")
-        private = ("; each run with a /tmp, /var/tmp, /dev/shm, /run/lock, home folder (%sB each) and System V "
-                   "IPC of its own, the class's submissions and the project hidden%s" % (
-                       SCRATCH_SIZE.upper(), ", and other users' processes" if runner.own_proc else "")) \
+        private = ("; each run in %s, with a /tmp and a home folder (%sB each) and System V IPC of its own%s" % (
+                       sandbox.SEES, SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
             if runner.places else \
-            "; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run"
+            ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; no mount namespace can "
+             "be made here, so every file any user may read, it may read too")
         share = ("; all its processes together: at most one core and %d GiB" % (sandbox.MEMORY >> 30)) if runner.cgroup.procs \
             else "; its share of the CPU not capped: %s" % runner.cgroup.why
-        self.isolation = self._describe(", loaded into a child of a process that has loaded LibTorch,") + private + share
+        self.isolation = ("isolation: the lab ran, loaded into a child of a process that has loaded LibTorch, as user id "
+                          "%d of its own (no groups, no privileges)" % self.uid) + private + share + \
+            "; " + sandbox.limits_in_words(self.asan)
 
     def run(self, args, timeout, max_out, max_err):
         self._fresh_home()
         fields = ["M" + self.lab, "U%d" % self.uid, "H" + self.home, "T%d" % int(timeout * 1000),
                   "O%d" % max_out, "R%d" % max_err] + engine.fields_of_limits(sandbox.limits(timeout))
-        fields += ["P" + p for p in self.runner.places] + (["S" + SCRATCH_SIZE] if self.runner.places else [])
-        fields += ["X" + p for p in self.hidden] + (["V"] if self.runner.own_proc else [])
+        if self.runner.places:  # a root of its own (the allowlist), its /tmp and home private tmpfs
+            fields += sandbox.engine_allowlist(self.new_root(), [os.path.join(self.work, "bin")])
+            fields += ["P/tmp", "S" + SCRATCH_SIZE] + (["V"] if self.runner.own_proc else [])
         fields += ["G" + p for p in self.runner.cgroup.procs]
         fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
         run = self.runner.job(fields)

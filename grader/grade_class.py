@@ -101,6 +101,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "checker"))
 
 import deadlines  # noqa: E402
+import files  # noqa: E402
 import gradebook  # noqa: E402
 import lms  # noqa: E402
 import similarity  # noqa: E402
@@ -132,11 +133,16 @@ def grade(args):
     rows, meta = whole_class.grade(args, args["students"])
     if args["shard"] == (1, 1):
         meta["similarity"] = look_alike(args, rows)
-    written = gradebook.write(args["grades"], rows, meta, args["exports"])
-    if args["gradescope"] and rows[0].status != Status.GRADER_ERROR:
-        gradebook.gradescope_results(rows[0], args["points"], args["gradescope"], meta)
-    if args["prairielearn"] and rows[0].status != Status.GRADER_ERROR:
-        gradebook.prairielearn_results(rows[0], args["points"], args["prairielearn"], meta)
+    # Readable by the grader alone while labs may still run (a shard's, beside the next shard's
+    # labs); a whole class's gradebook is opened to the umask's modes once it is written.
+    with files.private() as made:
+        written = gradebook.write(args["grades"], rows, meta, args["exports"])
+        if args["gradescope"] and rows[0].status != Status.GRADER_ERROR:
+            gradebook.gradescope_results(rows[0], args["points"], args["gradescope"], meta)
+        if args["prairielearn"] and rows[0].status != Status.GRADER_ERROR:
+            gradebook.prairielearn_results(rows[0], args["points"], args["prairielearn"], meta)
+    if args["shard"] == (1, 1):
+        files.opened(made)
     return written
 
 
@@ -149,8 +155,10 @@ def main(argv):
     try:
         args = parse_args(argv)
         if args["merge"]:
-            summary, faults = gradebook.merge(args["grades"], args["shards"], args["exports"],
-                                              lambda rows: look_alike(args, rows))
+            with files.private() as made:
+                summary, faults = gradebook.merge(args["grades"], args["shards"], args["exports"],
+                                                  lambda rows: look_alike(args, rows))
+            files.opened(made)
         else:
             try:
                 torch_python.with_torch()  # this Python, or one that sees Debian's packages

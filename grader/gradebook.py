@@ -361,7 +361,7 @@ def write(folder, rows, meta, exports=()):
     """Writes every file; returns the summary and the number of rows that are "grader error"
     (the grader's own fault: the gradebook is incomplete)."""
     rows = sorted(rows, key=lambda r: r.key)
-    os.makedirs(os.path.join(folder, "feedback"), exist_ok=True)
+    files.folder(os.path.join(folder, "feedback"))
     taken = set()
     for r in rows:
         name = file_name(name_of(r))
@@ -430,7 +430,7 @@ def merge(folder, shards, exports=(), look_alike=None):
         raise Mismatch("student %s is in more than one shard: these shards do not belong together" % twice[0])
     if sorted(names) != sorted(first["class"]):
         raise Mismatch("the shards' students are not the class's: these shards do not belong together")
-    os.makedirs(folder, exist_ok=True)
+    files.folder(folder)
     meta = {k: first.get(k) for k in ("cases", "draw", "points", "class", "deadline", "late_penalty")}
     meta.update(shard="1/1", similarity=look_alike(rows) if look_alike else None)
     return write(folder, rows, meta, exports)

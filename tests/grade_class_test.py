@@ -16,7 +16,8 @@ downloads (a group of two). Checks: every student has a row, with the status mak
 gave its lab; each distinct lab's score and steps equal check_lab.py --grade of that lab built
 alone as a program; the summary counts each known mistake as often as make_class.py made it;
 a feedback file per student; grades.csv reads back through Python's csv module, every column;
-two shards merged equal the unsharded gradebook. Runs inside a PID namespace of its own (the
+two shards merged equal the unsharded gradebook; a shard's files are readable by the grader alone,
+the merged ones have the modes of its umask. Runs inside a PID namespace of its own (the
 hostile lab calls kill(-1)); where the sandbox cannot isolate a lab, that lab is left out.
 Skipped, with the reason, where the grader refuses the build (as root, a build or project
 that other users cannot enter: it compiles each lab as a user of its own there).
@@ -26,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -270,7 +272,22 @@ def main(argv):
         problems = checklist.differing_files(merged, results["folders"])
         checks.append(("the merged shards equal the unsharded run: grades.csv, summary.md, every feedback file",
                        not problems, problems))
+        # A shard's gradebook lies beside the next shards' labs (on shared storage): readable by
+        # the grader alone; the merged one, the class done, takes the modes of the grader's umask.
+        umask = os.umask(0)
+        os.umask(umask)
+        wrong = ["%s %o" % (os.path.relpath(p, work), stat.S_IMODE(os.lstat(p).st_mode))
+                 for top in shards for p in paths_in(top) if stat.S_IMODE(os.lstat(p).st_mode) & 0o077]
+        wrong += ["%s %o" % (os.path.relpath(p, work), stat.S_IMODE(os.lstat(p).st_mode)) for p in paths_in(merged)
+                  if stat.S_IMODE(os.lstat(p).st_mode) != (0o777 if os.path.isdir(p) else 0o666) & ~umask]
+        checks.append(("each shard's gradebook is readable by the grader alone (no mode bit for group or others); "
+                       "the merged one has the modes of the grader's umask (%03o)" % umask, not wrong, wrong[:8]))
     return checklist.report(checks)
+
+
+def paths_in(top):
+    """top and every folder and file in it."""
+    return [top] + [os.path.join(t, n) for t, dirs, names in os.walk(top) for n in dirs + names]
 
 
 if __name__ == "__main__":

@@ -203,8 +203,34 @@ def parse_args(argv):
             raise Usage("usage: grade_class.py [-j N] [--shard I/N] [--points P1,...,P7] [--timeout S] "
                         "[--build DIR] SUBMISSIONS GRADES")
         args["submissions"], args["grades"] = rest
+        for path, what in [(args["grades"], "GRADES")] + [(f, "--similar-to's folder") for f in args["similar_to"]]:
+            if within(path, args["submissions"]):
+                raise Usage("%s %r is inside the class's folder %s, where every folder is read as a student's and "
+                            "a lab may look: put it beside the class folder" % (what, path[:80], args["submissions"][:80]))
+    for s in args.get("shards", []):
+        check_shard_folder(s)
     check_new_folder(args["grades"])
     return args
+
+
+def within(path, folder):
+    """Whether path is folder or lies in it (links resolved)."""
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def check_shard_folder(path):
+    """A shard's gradebook that another user may have written is refused: a lab of a later
+    shard, or anyone on the shared storage, could have changed the grades in it."""
+    for top in [path] + [os.path.join(path, n) for n in ("class.json",)]:
+        try:
+            mode = os.lstat(top).st_mode
+        except OSError:
+            continue  # (what is missing is merge's to say)
+        if mode & 0o022:
+            raise Usage("the shard %r may be written by another user (%s, mode %o): its grades cannot be trusted; grade "
+                        "that shard again into a folder only you can write" % (
+                            path[:80], top[:80], mode & 0o7777))
 
 
 def read_text(path):

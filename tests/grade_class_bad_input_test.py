@@ -5,7 +5,8 @@ nothing written.
 usage: grade_class_bad_input_test.py WORK_DIR
 
 Each case: a SUBMISSIONS folder that does not exist, is a file, is empty or holds no lab
-shape; a GRADES folder that is not empty, or is a file; a --shard that is not I/N with
+shape; a GRADES folder that is not empty, or is a file, or lies inside the class's folder (as a
+--similar-to folder may); a shard to merge that another user may write; a --shard that is not I/N with
 1 <= I <= N; a bad -j, --points or --timeout; an unknown option; shards to merge that are
 not of one class (other points, the same shard twice, a shard missing, other students); a
 --deadline that is not a time with a zone; a --late-penalty that is not a rule; an LMS export
@@ -75,6 +76,10 @@ def main(argv):
     shard(j("s2_draw_2"), 2, 2, one, students, draw=2)
     shard(j("s2_unknown_status"), 2, 2, one, students, broken={"status": "passed with honours"})
     shard(j("s2_no_student"), 2, 2, one, students, broken={"student": ...})
+    shard(j("s2_open"), 2, 2, one, students)
+    os.chmod(j("s2_open"), 0o777)
+    shard(j("s2_open_file"), 2, 2, one, students)
+    os.chmod(j("s2_open_file", "class.json"), 0o666)
     exports = {
         "canvas_no_section.csv": "Student,ID,SIS User ID,SIS Login ID,Lab 03 (1)\nA,1,a,alice,3\n",
         "canvas_no_id.csv": "Student,SIS Login ID,Section\nA,alice,S\n",
@@ -96,6 +101,12 @@ def main(argv):
         ("GRADES that is not empty", [cls, j("full")], "is not an empty folder"),
         ("GRADES that is a file", [cls, j("a_file")], "is not an empty folder"),
         ("GRADES in a folder that does not exist", [cls, j("nowhere", "g")], "does not exist"),
+        ("GRADES inside the class's folder", [cls, j("class", "grades")], "is inside the class's folder"),
+        ("--similar-to a folder inside the class's folder", ["--similar-to", j("class", "alice"), cls, new],
+         "is inside the class's folder"),
+        ("merge: a shard another user may write", ["--merge", new, j("s1"), j("s2_open")], "may be written by another"),
+        ("merge: a shard whose class.json another user may write", ["--merge", new, j("s1"), j("s2_open_file")],
+         "may be written by another"),
         ("--shard 0/3", ["--shard", "0/3", cls, new], "--shard takes I/N"),
         ("--shard 4/3", ["--shard", "4/3", cls, new], "--shard takes I/N"),
         ("--shard 2", ["--shard", "2", cls, new], "--shard takes I/N"),

@@ -184,6 +184,61 @@ def root_hidepid():
     return _root_hidepid[0]
 
 
+SCRATCH_SIZE = "64m"  # each private one of a class run (and its home), a tmpfs
+
+
+def private_places():
+    """The places of SCRATCH that a class run as root gets a private tmpfs of, where this
+    machine lets root make mount namespaces (not in some containers and chroots); else []."""
+    if os.geteuid() != 0 or not _works(["unshare", "--mount", "--ipc", "--propagation", "private",
+                                       "mount", "-t", "tmpfs", "lab04", "/tmp"]):
+        return []
+    return [p for p in sandbox_users.SCRATCH if os.path.isdir(p) and not os.path.islink(p)]
+
+
+class Cgroup:
+    """A cgroup for the runs of one worker of the class grader (root only), so that a
+    student's runs, however many processes they make, share at most one core and MEMORY
+    bytes between them: the other workers' students keep their share. cgroup v2, or v1's
+    cpu and memory hierarchies; where neither can be made, procs is empty and why says so."""
+
+    def __init__(self, name):
+        self.folders, self.procs, self.why = [], [], None
+        v2 = "/sys/fs/cgroup/cgroup.controllers"
+        settings = ([("", {"cpu.max": "100000 100000", "memory.max": str(MEMORY)})] if os.path.isfile(v2) else
+                    [("cpu", {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "100000"}),
+                     ("memory", {"memory.limit_in_bytes": str(MEMORY)})])
+        try:
+            if os.geteuid() != 0:
+                raise OSError("not root")
+            for hierarchy, values in settings:
+                # Only inside a mounted hierarchy (its folders all have cgroup.procs): where none
+                # is mounted (a chroot or container without /sys), a folder made there would be
+                # a plain one, and no run could join it.
+                if not os.path.isfile(os.path.join("/sys/fs/cgroup", hierarchy, "cgroup.procs")):
+                    raise OSError("no cgroup hierarchy at /sys/fs/cgroup/%s" % hierarchy)
+                folder = os.path.join("/sys/fs/cgroup", hierarchy, name)
+                try:
+                    os.mkdir(folder)
+                except FileExistsError:
+                    pass
+                self.folders.append(folder)
+                for key, value in values.items():
+                    with open(os.path.join(folder, key), "w") as f:
+                        f.write(value)
+                self.procs.append(os.path.join(folder, "cgroup.procs"))
+        except OSError as e:
+            self.procs, self.why = [], "no cgroup could be made (%s)" % (e.strerror or e)
+            self.close()
+
+    def close(self):
+        for folder in self.folders:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+
+
 class Sandbox:
     def __init__(self, lab, module=None, runtime=None, hidden=()):
         """lab: the program to run; or, with module and runtime, the class grader's runner

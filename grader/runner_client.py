@@ -20,62 +20,6 @@ import engine
 import sandbox
 import sandbox_users
 
-SCRATCH_SIZE = "64m"  # each private one of a class run (and its home), a tmpfs
-
-
-def private_places():
-    """The places of SCRATCH that a class run as root gets a private tmpfs of, where this
-    machine lets root make mount namespaces (not in some containers and chroots); else []."""
-    if os.geteuid() != 0 or not sandbox._works(["unshare", "--mount", "--ipc", "--propagation", "private",
-                                        "mount", "-t", "tmpfs", "lab04", "/tmp"]):
-        return []
-    return [p for p in sandbox_users.SCRATCH if os.path.isdir(p) and not os.path.islink(p)]
-
-
-class Cgroup:
-    """A cgroup for the runs of one worker of the class grader (root only), so that a
-    student's runs, however many processes they make, share at most one core and MEMORY
-    bytes between them: the other workers' students keep their share. cgroup v2, or v1's
-    cpu and memory hierarchies; where neither can be made, procs is empty and why says so."""
-
-    def __init__(self, name):
-        self.folders, self.procs, self.why = [], [], None
-        v2 = "/sys/fs/cgroup/cgroup.controllers"
-        settings = ([("", {"cpu.max": "100000 100000", "memory.max": str(sandbox.MEMORY)})] if os.path.isfile(v2) else
-                    [("cpu", {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "100000"}),
-                     ("memory", {"memory.limit_in_bytes": str(sandbox.MEMORY)})])
-        try:
-            if os.geteuid() != 0:
-                raise OSError("not root")
-            for hierarchy, values in settings:
-                # Only inside a mounted hierarchy (its folders all have cgroup.procs): where none
-                # is mounted (a chroot or container without /sys), a folder made there would be
-                # a plain one, and no run could join it.
-                if not os.path.isfile(os.path.join("/sys/fs/cgroup", hierarchy, "cgroup.procs")):
-                    raise OSError("no cgroup hierarchy at /sys/fs/cgroup/%s" % hierarchy)
-                folder = os.path.join("/sys/fs/cgroup", hierarchy, name)
-                try:
-                    os.mkdir(folder)
-                except FileExistsError:
-                    pass
-                self.folders.append(folder)
-                for key, value in values.items():
-                    with open(os.path.join(folder, key), "w") as f:
-                        f.write(value)
-                self.procs.append(os.path.join(folder, "cgroup.procs"))
-        except OSError as e:
-            self.procs, self.why = [], "no cgroup could be made (%s)" % (e.strerror or e)
-            self.close()
-
-    def close(self):
-        for folder in self.folders:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
-
-
-
 class Runner:
     """engine/runner.cpp, started once per worker of the class grader (root only): it has
     loaded LibTorch, and runs each lab in a forked child that first becomes this worker's user
@@ -90,10 +34,10 @@ class Runner:
         # its stack) whatever clearenv() does.
         self.engine = engine.Runner([program, runtime, "per-student"], engine.minimal_environment())
         self.uid, self.lock = sandbox_users.take_uid(program)
-        self.places = private_places()  # each run's own /tmp and the like, where possible
+        self.places = sandbox.private_places()  # each run's own /tmp and the like, where possible
         # A /proc showing no other user's processes: the hidepid value this kernel takes, or None.
         self.own_proc = sandbox.root_hidepid() if self.places else None
-        self.cgroup = Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
+        self.cgroup = sandbox.Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
         sandbox.become_subreaper()
         atexit.register(self.close)
 
@@ -198,7 +142,7 @@ class ForkedBox(sandbox.Sandbox):
         os.chmod(self.lab, 0o755)
         self.home = os.path.join(self.work, "home")
         private = ("; each run in %s, with a /tmp and a home folder (%sB each) and System V IPC of its own%s" % (
-                       sandbox.SEES, SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
+                       sandbox.SEES, sandbox.SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
             if runner.places else \
             ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; no mount namespace can "
              "be made here, so every file any user may read, it may read too")
@@ -214,7 +158,7 @@ class ForkedBox(sandbox.Sandbox):
                   "O%d" % max_out, "R%d" % max_err] + engine.fields_of_limits(sandbox.limits(timeout))
         if self.runner.places:  # a root of its own (the allowlist), its /tmp and home private tmpfs
             fields += sandbox.engine_allowlist(self.new_root(), [os.path.join(self.work, "bin")])
-            fields += ["P/tmp", "S" + SCRATCH_SIZE] + (["V"] if self.runner.own_proc else [])
+            fields += ["P/tmp", "S" + sandbox.SCRATCH_SIZE] + (["V"] if self.runner.own_proc else [])
         fields += ["G" + p for p in self.runner.cgroup.procs]
         fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
         run = self.runner.job(fields)

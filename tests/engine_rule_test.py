@@ -16,6 +16,13 @@ The rule, as the code holds it:
   alone, and one shell script mounts, the sandbox's without root or bubblewrap (util-linux's
   unshare, checker/sandbox.py), where the engine has no right to. Read as above: a mount() call
   in C++, a string of Python that runs "mount -..." in a shell, a mount line of a shell script.
+- What a lab may see and do is decided and built in one module, checker/sandbox.py (with the
+  user ids' module beside it, and the engine, which makes what it asks): a command list of
+  Python whose first word is bwrap, unshare, setpriv and the like, a string that names
+  /sys/fs/cgroup, a shell line that runs such a command, a namespace, root or user taken in
+  C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them). One
+  exception, named with its reason: Classroom 50's job asks through sudo, before the grader
+  runs, whether its runner can isolate a lab at all.
 - A lab run by the checker's sandbox, and a compile of the class grader's, is a child of the
   engine's program (lab04_runner), never of a Python process: a stand-in lab prints the name of
   the process it was started by (LAB_SANDBOX=none: no wrapper stands between them).
@@ -42,6 +49,20 @@ C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
 SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
 MOUNTERS = {os.path.join("engine", "runner.cpp"): "the engine",
             os.path.join("checker", "sandbox.py"): "the sandbox without root or bubblewrap: one script"}
+# Where a lab's sandbox is decided and built (its commands, its probes, its cgroups, the user ids
+# and the engine's fields): checker/sandbox.py, with the user ids' module beside it. A Python
+# list whose first word is one of SANDBOX_COMMANDS, a string naming /sys/fs/cgroup, a shell line
+# that runs one, or, in C++, a namespace, a root or a user taken (the engine's alone).
+BUILDERS = {os.path.join("checker", "sandbox.py"): "the sandbox's one module",
+            os.path.join("checker", "sandbox_users.py"): "the user ids of root's sandboxes, and its probe that such "
+                                                          "a user can run programs",
+            os.path.join("engine", "runner.cpp"): "the engine, which makes what the sandbox's module asks",
+            os.path.join("instructor", "templates", "classroom50_autograder.py"):
+                "Classroom 50's job, which asks before the grader runs whether its runner can isolate a lab at all "
+                "(through sudo: not yet the sandbox's module)"}
+SANDBOX_COMMANDS = {"bwrap", "unshare", "setpriv", "nsenter", "capsh", "chroot", "cgexec", "systemd-run"}
+C_BUILD = re.compile(r"\b(unshare|chroot|pivot_root|setresuid|setns)\s*\(")
+SHELL_BUILD = re.compile(r"^[^#]*?(?:^|[;&|(]|\bsudo|\bexec)\s*(%s)\b" % "|".join(sorted(SANDBOX_COMMANDS)), re.M)
 C_MOUNT = re.compile(r"\bmount\s*\(")
 SCRIPT_MOUNT = re.compile(r"\bmount\s+-")
 SHELL_MOUNT = re.compile(r"^[^#]*\bmount\b", re.M)
@@ -77,11 +98,30 @@ def python_mount_scripts(text):
             and id(node) not in docstrings]
 
 
-def limit_setters(mounts=False):
+def python_builders(text):
+    """The lines of a Python module that build or probe a sandbox: a command (a list) whose first
+    word is a sandbox's command, a string that names the cgroups' folder."""
+    found = []
+    for node in ast.walk(ast.parse(re.sub(r"@\w+@", "0", text))):
+        if isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant) \
+                and node.elts[0].value in SANDBOX_COMMANDS:
+            found.append("line %d: %s" % (node.lineno, node.elts[0].value))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "/sys/fs/cgroup" in node.value:
+            found.append("line %d: the cgroups' folder" % node.lineno)
+    return found
+
+
+def is_shell_script(name, text):
+    """A shell script by its name or by its first line, whatever the shebang says it with."""
+    return name.endswith(".sh") or re.match(r"#!\s*\S*(/|env\s+)(ba|da|k)?sh\b", text) is not None
+
+
+def limit_setters(mounts=False, builders=False):
     """{file (relative to the project): where it sets limits} for every product file that does;
-    with mounts, where it mounts (a mount() call, a script)."""
+    with mounts, where it mounts (a mount() call, a script); with builders, where it builds or
+    probes a sandbox."""
     c_rule, shell_rule, python_rule = (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
-        (C_LIMIT, SHELL_LIMIT, python_limits)
+        (C_BUILD, SHELL_BUILD, python_builders) if builders else (C_LIMIT, SHELL_LIMIT, python_limits)
     found = {}
     for relative in project.files_in(PRODUCT):  # the project's list: never an editor's file or a cache
         path, name = os.path.join(project.ROOT, relative), os.path.basename(relative)
@@ -89,9 +129,9 @@ def limit_setters(mounts=False):
             text = f.read()
         if name.endswith((".cpp", ".h")):
             places = [m.group(0) for m in c_rule.finditer(without_cpp_comments(text))]
-        elif name.endswith(".py") or text.startswith("#!/usr/bin/env python"):
+        elif name.endswith(".py") or re.match(r"#!\s*\S*(/|env\s+)python", text):
             places = python_rule(text)
-        elif name.endswith(".sh") or text.startswith("#!/bin/sh") or text.startswith("#!/bin/bash"):
+        elif is_shell_script(name, text):
             places = [m.group(0).strip() for m in shell_rule.finditer(text)]
         else:
             continue
@@ -149,6 +189,17 @@ def main(argv):
                        relative in MOUNTERS and (relative.endswith(".cpp") or len(places) == 1), places))
     checks.append(("the engine is found mounting (the search sees it)", "engine/runner.cpp" in mounters,
                    sorted(mounters)))
+    builders = limit_setters(builders=True)
+    for relative, places in sorted(builders.items()):
+        checks.append(("%s builds or probes a lab's sandbox: it is %s" % (relative, BUILDERS.get(
+            relative, "not the sandbox's module")), relative in BUILDERS, places))
+    checks.append(("the sandbox's module is found building (the search sees it)",
+                   os.path.join("checker", "sandbox.py") in builders and "engine/runner.cpp" in builders, sorted(builders)))
+    checks.append(("every script is read whatever its shebang: instructor/gradescope/run_autograder and "
+                   "instructor/prairielearn/run_grader among them",
+                   all(is_shell_script(n, open(os.path.join(project.ROOT, n)).read()) for n in (
+                       os.path.join("instructor", "gradescope", "run_autograder"),
+                       os.path.join("instructor", "prairielearn", "run_grader"))), ""))
     parent = parent_of_a_sandboxed_lab(work)
     checks.append(("a lab the checker's sandbox runs is started by the engine (lab04_runner)",
                    parent == "parent: lab04_runner", parent))

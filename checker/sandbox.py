@@ -21,12 +21,12 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       network, its own processes and IPC, the home folders, /var/tmp, /dev/shm, /run/lock and
       what the caller hides (the class, the project) covered by empty ones; the rest of the
       file system as the user has it, and the isolation line says so.
+  where none of these works: a session of its own and the limits, and the report
+      says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
 
 The allowlist (bwrap_allowlist, engine_allowlist: one list for every compile and run that can
 have a root of its own): the system's programs, libraries and headers, LibTorch, the lab's own
 files and folder; nothing else of the machine.
-  where none of these works: a session of its own and the limits, and the report
-      says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
 
 Every run goes through the run engine (engine.py, engine/runner.cpp): it starts the command
 made here, sets the limits, reads the output against the time limit, and kills what is left.
@@ -122,8 +122,6 @@ def sanitizer_build():
     return os.environ.get("LAB_SANITIZED") == "1"
 
 
-PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checker's project
-
 # What a lab's compile and runs may see, on every path that can make a root of its own (as
 # root, the run engine's fields I and B; as a user, bubblewrap): an allowlist, never a list of
 # places to hide. The system's programs, libraries and headers (/usr, /etc, and /bin, /lib and
@@ -169,6 +167,8 @@ def engine_allowlist(root, shown=()):
     with shown (folders or files) read-only where they are; the job's home is bound by the
     engine itself."""
     return ["I" + root] + ["B" + p for p in beyond_the_system(shown)]
+
+
 _root_hidepid = []
 
 

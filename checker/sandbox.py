@@ -11,8 +11,9 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       root may make a mount namespace, each run has one (and an IPC namespace): /proc shows
       only its user's processes, and the run has a root of its own with the allowlist below
       (the run engine makes it, _out_of_sight's fields). Where root may not (a container
-      without the right), every file any user may read is readable to it, and the isolation
-      line says so. The class grader's runs (Runner, ForkedBox) also get, where root may make
+      without the right), it is kept out of the project and its build folder (and the class
+      grader's places) by an ACL entry of no right (KeptOut); every other file any user may
+      read is readable to it, and the isolation line says so. The class grader's runs (Runner, ForkedBox) also get, where root may make
       namespaces, a private tmpfs for their /tmp and home, an IPC namespace, and a cgroup per
       worker (at most one core and MEMORY for all of a student's processes).
   as a user, with bubblewrap (Debian's bubblewrap): namespaces of its own (no network, its own
@@ -40,10 +41,13 @@ one (the tests use it); an unknown or impossible choice is an error, never a wea
   box.run(args, timeout, max_out, max_err) -> engine.Run(status, out, err, stopped, limit)
 """
 import atexit
+import fcntl
 import os
 import re
 import shutil
 import signal
+import stat
+import struct
 import subprocess
 import tempfile
 
@@ -122,6 +126,8 @@ def sanitizer_build():
     return os.environ.get("LAB_SANITIZED") == "1"
 
 
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checker's project
+
 # What a lab's compile and runs may see, on every path that can make a root of its own (as
 # root, the run engine's fields I and B; as a user, bubblewrap): an allowlist, never a list of
 # places to hide. The system's programs, libraries and headers (/usr, /etc, and /bin, /lib and
@@ -182,6 +188,131 @@ def root_hidepid():
             ["unshare", "--mount", "--propagation", "private", "mount", "-t", "proc", "-o", "hidepid=" + h, "proc",
              "/proc"])), None))
     return _root_hidepid[0]
+
+
+# Where no root of its own can be made (Docker's defaults refuse namespaces to root, some
+# chroots too), a sandbox's user id is kept out of the places it must not read by a POSIX ACL
+# entry that gives that user no right (system.posix_acl_access, which the kernel checks before
+# "other"): every other user's rights, and the modes, stay as they were, and each ACL is put
+# back as it was when the grading ends.
+ACL = "system.posix_acl_access"
+ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+NO_ID = 0xFFFFFFFF
+
+
+def acl_entries(blob, mode):
+    """The entries (tag, rights, id) of an access ACL's bytes; of the mode where there are none."""
+    if blob:
+        return [struct.unpack_from("<HHI", blob, 4 + 8 * i) for i in range((len(blob) - 4) // 8)]
+    return [(ACL_USER_OBJ, (mode >> 6) & 7, NO_ID), (ACL_GROUP_OBJ, (mode >> 3) & 7, NO_ID), (ACL_OTHER, mode & 7, NO_ID)]
+
+
+def acl_blob(entries):
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in sorted(entries, key=lambda e: (e[0], e[2])))
+
+
+def acl_keeping_out(blob, mode, uid):
+    """An access ACL (its xattr's bytes) that adds to blob (the file's own, or None: its mode's)
+    an entry giving uid no right, every other entry's effect unchanged."""
+    entries = [e for e in acl_entries(blob, mode) if not (e[0] == ACL_USER and e[2] == uid)] + [(ACL_USER, 0, uid)]
+    if not any(e[0] == ACL_MASK for e in entries):  # the group class's rights, as they were
+        entries.append((ACL_MASK, max(e[1] for e in entries if e[0] == ACL_GROUP_OBJ), NO_ID))
+    return acl_blob(entries)
+
+
+class KeptOut:
+    """Keeps uid out of places (folders or files), from now until close(): an ACL entry of no
+    right on each. A place that holds something of needed (the build's precompiled header, say)
+    is not closed itself: each of its entries is, but the ones on the way to what is needed.
+    kept: what was closed; failed: what could not be (a file system without ACLs). Graders
+    that share a place (the class grader's workers, each with a user id of its own) each add
+    and remove their own entry, the inode locked while they change it; forget_stale() takes
+    away the entries of user ids no grader holds any more (a worker ended without closing)."""
+
+    def __init__(self, uid, places, needed=()):
+        self.uid, self.kept, self.failed = uid, [], []
+        for path in closable(places, needed):
+            if change_acl(path, lambda old, mode: acl_keeping_out(old, mode, self.uid)):
+                self.kept.append(path)
+            else:
+                self.failed.append(path)
+
+    def close(self):
+        """Takes this user's entry away again."""
+        for path in reversed(self.kept):
+            change_acl(path, lambda old, mode: acl_without(old, mode, lambda uid: uid == self.uid))
+        self.kept = []
+
+    @staticmethod
+    def forget_stale(places, needed=()):
+        """Takes away, from the places a KeptOut of these would close, every entry of a sandbox's
+        user id that no grader holds now."""
+        for path in closable(places, needed):
+            change_acl(path, lambda old, mode: acl_without(
+                old, mode, lambda uid: uid in sandbox_users.UIDS and not sandbox_users.held(uid)))
+
+
+def closable(places, needed=()):
+    """The folders and files a KeptOut of places closes: each place, or, where it holds
+    something of needed, each of its entries but the ones on the way (never a link, a FIFO, a
+    socket or a device: what a link names is its target's business, and the others are never
+    opened)."""
+    needed = [os.path.realpath(n) for n in needed]
+    todo = list(dict.fromkeys(os.path.realpath(p) for p in places if p))
+    while todo:
+        path = todo.pop(0)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)) or path in needed:
+            continue
+        if stat.S_ISDIR(st.st_mode) and any(n.startswith(path.rstrip("/") + "/") for n in needed):
+            todo += [os.path.join(path, name) for name in sorted(os.listdir(path))]
+        else:
+            yield path
+
+
+def acl_without(blob, mode, drop):
+    """The ACL less the named users' entries drop(uid) says to take; None (no ACL of its own)
+    where no named entry is left."""
+    entries = [e for e in acl_entries(blob, mode) if not (e[0] == ACL_USER and drop(e[2]))]
+    return acl_blob(entries) if any(e[0] in (ACL_USER, ACL_GROUP) for e in entries) else None
+
+
+def change_acl(path, how):
+    """Sets path's ACL to how(its ACL's bytes or None, its mode) (None: no ACL of its own), the
+    inode locked; whether it could."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            old = os.getxattr(fd, ACL)
+        except OSError:
+            old = None
+        new = how(old, os.fstat(fd).st_mode)
+        if new is None and old is not None:
+            os.removexattr(fd, ACL)
+        elif new is not None and new != old:
+            os.setxattr(fd, ACL, new)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def kept_out_in_words(kept, what):
+    """The isolation line's words where no root of its own could be made: what the lab was kept
+    out of (an ACL of no right), what could not be, and that the rest is readable."""
+    said = "no mount namespace can be made here: it was kept out of %s (an ACL entry of no right on %d places)" % (
+        what, len(kept.kept)) if kept and kept.kept else "no mount namespace can be made here"
+    if kept and kept.failed:
+        said += ", but not out of %s (no ACLs there)" % ", ".join(kept.failed[:3])
+    return said + ", and every other file any user may read, it may read too"
 
 
 SCRATCH_SIZE = "64m"  # each private one of a class run (and its home), a tmpfs
@@ -274,6 +405,9 @@ class Sandbox:
         self.home = os.path.join(self.work, "home")
         # (ldd's listing, 30 ms, is of use only to a sandbox that shows or hides folders)
         self.libraries = self._library_folders(runtime or lab) if self.mode != "none" else []
+        self.kept_out = None
+        if self.mode == "user" and not root_hidepid():  # no root of its own: an ACL of no right
+            self.kept_out = KeptOut(self.uid, [PROJECT, os.path.dirname(os.path.realpath(lab))] + self.also_hidden)
         self.isolation = self._describe()
         become_subreaper()
         atexit.register(self.close)
@@ -349,8 +483,8 @@ class Sandbox:
                     "users' processes hidden; %s" % (how, self.uid, SEES, limits))
         if self.mode == "user":
             return ("isolation: the lab ran%s as user id %d of its own (no groups, no privileges), in an empty "
-                    "folder; no mount namespace can be made here, so every file any user may read, it may read "
-                    "too; %s" % (how, self.uid, limits))
+                    "folder; %s; %s" % (how, self.uid, kept_out_in_words(self.kept_out, "the project and the lab's "
+                                                                         "build folder"), limits))
         if self.mode == "bwrap":
             return ("isolation: bubblewrap (no network, no capabilities, its own processes, %s); %s" % (SEES, limits))
         if self.mode == "unshare":
@@ -485,6 +619,8 @@ class Sandbox:
         return None
 
     def close(self):
+        if getattr(self, "kept_out", None) is not None:
+            self.kept_out.close()
         if self.engine is not None:
             self.engine.stop()
         if self.mode == "user" and self.uid is not None:

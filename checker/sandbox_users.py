@@ -56,6 +56,18 @@ def kill_user(uid, runner=None):
         return False
 
 
+def held(uid):
+    """Whether a grader holds uid now (its UidLock's socket is bound)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.bind("\0lab04-sandbox-uid-%d" % uid)
+        return False
+    except OSError:
+        return True
+    finally:
+        probe.close()
+
+
 class UidLock:
     """A user id held by this checker: a lock file in LOCKS, and an abstract Unix socket named
     after the id. The socket's name is shared by every root that shares this network namespace

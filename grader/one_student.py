@@ -76,6 +76,9 @@ def new_worker(paths, compile_command, hidden=()):
                 runner = None
             else:
                 isolation, uid, own_proc = "user", runner.uid, runner.own_proc
+                # No root of its own here (Docker's defaults): the compile and runs kept out of the
+                # class, the project (but what the compile needs of the build) and --hide's places.
+                runner.keep_out(list(hidden) + [ROOT], compile_sandbox.compile_needs(compile_command[1]))
         except sandbox.Refused:
             runner = None
     if isolation == "none" and os.environ.get("LAB_SANDBOX", "") != "none" and sandbox.bwrap_works():

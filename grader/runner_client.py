@@ -38,6 +38,7 @@ class Runner:
         # A /proc showing no other user's processes: the hidepid value this kernel takes, or None.
         self.own_proc = sandbox.root_hidepid() if self.places else None
         self.cgroup = sandbox.Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
+        self.kept_out = None  # keep_out()'s
         sandbox.become_subreaper()
         atexit.register(self.close)
 
@@ -70,7 +71,16 @@ class Runner:
         self.engine.stop()
         sandbox_users.kill_user(self.uid, self.engine.command[0])
 
+    def keep_out(self, places, needed=()):
+        """Where no root of its own can be made (no private places): this worker's user id kept
+        out of places (sandbox.KeptOut) until the worker ends."""
+        if not self.places and self.kept_out is None:
+            self.kept_out = sandbox.KeptOut(self.uid, places, needed)
+
     def close(self):
+        if self.kept_out is not None:
+            self.kept_out.close()
+            self.kept_out = None
         self.close_process()
         self.cgroup.close()
         if self.lock:
@@ -144,8 +154,8 @@ class ForkedBox(sandbox.Sandbox):
         private = ("; each run in %s, with a /tmp and a home folder (%sB each) and System V IPC of its own%s" % (
                        sandbox.SEES, sandbox.SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
             if runner.places else \
-            ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; no mount namespace can "
-             "be made here, so every file any user may read, it may read too")
+            ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; " + sandbox.kept_out_in_words(
+                runner.kept_out, "the class's submissions, the project, the gradebook and the places --hide names"))
         share = ("; all its processes together: at most one core and %d GiB" % (sandbox.MEMORY >> 30)) if runner.cgroup.procs \
             else "; its share of the CPU not capped: %s" % runner.cgroup.why
         self.isolation = ("isolation: the lab ran, loaded into a child of a process that has loaded LibTorch, as user id "

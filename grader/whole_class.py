@@ -18,6 +18,7 @@ import deadlines
 import gradebook
 import one_student
 import reference_attention
+import sandbox
 import submissions
 from status import Status
 from command_line import Usage
@@ -92,11 +93,38 @@ def grade(args, students):
         reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
                                       heads=c["heads"])
     started = time.monotonic()
-    rows = []
     jobs = [(s, args["points"], args["timeout"], args["cases"], args["template"]) for s in mine]
     context = multiprocessing.get_context("fork")
+    # What no lab may read: where no root of its own can be made, each worker keeps its user
+    # id out of these with an ACL (sandbox.KeptOut); whatever a worker left, this process takes
+    # away when the pool ends (and before it: a grader killed before it could).
+    hidden = args["hide"] + [args.get("submissions"), args.get("grades")] + list(args.get("similar_to") or [])
+    kept = (hidden + [one_student.ROOT], compile_sandbox.compile_needs(compile_command[1]))
+    if os.geteuid() == 0:
+        sandbox.KeptOut.forget_stale(*kept)
+    try:
+        rows = in_the_pool(context, args, jobs, paths, compile_command, hidden, started, tty)
+    finally:
+        if os.geteuid() == 0:
+            sandbox.KeptOut.forget_stale(*kept)
+    seconds = time.monotonic() - started
+    by_key = {(s.name, s.id): s for s in mine}
+    for row in rows:
+        deadlines.mark(row, by_key[row.key], args["deadline"], args["penalty"], graded=row.graded)
+    if tty:
+        sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
+                         "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
+    meta = {"cases": args["cases"], "draw": args["draw"], "points": args["points"], "shard": "%d/%d" % (i, n),
+            "similarity": None, "class": [s.label for s in students],
+            "deadline": args["deadline"].isoformat() if args["deadline"] else None, "late_penalty": str(args["penalty"])}
+    return rows, meta
+
+
+def in_the_pool(context, args, jobs, paths, compile_command, hidden, started, tty):
+    """Grades the jobs in a pool of workers (one_student.py): the rows."""
+    rows = []
     with context.Pool(min(args["jobs"], max(len(jobs), 1)), one_student.start_worker,
-                      (paths, compile_command, args["hide"])) as pool:
+                      (paths, compile_command, hidden)) as pool:
         preflight(pool, args, full=not args["one"])
         progress(0, len(jobs), started, tty)
         results = pool.imap_unordered(one_student.grade_student, jobs)
@@ -110,17 +138,7 @@ def grade(args, students):
                 raise RuntimeError("a worker gave no grade for %d s: %d of %d students graded, nothing written"
                                    % (patience, len(rows), len(jobs)))
             progress(len(rows), len(jobs), started, tty)
-    seconds = time.monotonic() - started
-    by_key = {(s.name, s.id): s for s in mine}
-    for row in rows:
-        deadlines.mark(row, by_key[row.key], args["deadline"], args["penalty"], graded=row.graded)
-    if tty:
-        sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
-                         "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
-    meta = {"cases": args["cases"], "draw": args["draw"], "points": args["points"], "shard": "%d/%d" % (i, n),
-            "similarity": None, "class": [s.label for s in students],
-            "deadline": args["deadline"].isoformat() if args["deadline"] else None, "late_penalty": str(args["penalty"])}
-    return rows, meta
+    return rows
 
 
 def progress(done, total, started, tty):

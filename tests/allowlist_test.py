@@ -3,7 +3,11 @@ it can finds nothing of a classmate, an earlier term, an earlier gradebook or th
 on shared storage (not /tmp, which every run has of its own), through check_lab.py as root
 and as a user with bubblewrap, and through the class grader as root; and where a sandbox can
 only hide a list of places (util-linux's unshare, or none), its isolation line says that the
-rest is readable, never by omission.
+rest is readable, never by omission. As root without the right to make namespaces (CAP_SYS_ADMIN
+dropped with capsh, as Docker's defaults run a container), check_lab.py and the class grader
+keep the lab's user id out of what it must not read (the project, the lab's build folder, the
+class, an earlier term, --hide's places) with an ACL entry of no right, say that the rest is
+readable, and leave no ACL behind.
 
 usage: allowlist_test.py BUILD WORK_DIR
 
@@ -131,14 +135,23 @@ def put_markers(token):
     return made
 
 
+def without_namespaces(command):
+    """command as root without the right to make namespaces (CAP_SYS_ADMIN dropped, as Docker's
+    defaults run a container): no root of its own can be made."""
+    return ["capsh", "--drop=cap_sys_admin", "--", "-c", 'exec "$@"', "capsh"] + command
+
+
 def check_lab(checker, walker, runner, mode, user):
-    """check_lab.py --grade on the walker, as root (user None) or as nobody, with LAB_SANDBOX=mode
-    ("" for the default); its report (stdout and stderr)."""
+    """check_lab.py --grade on the walker, as root (user None), as root without namespaces
+    (user "root without namespaces") or as nobody, with LAB_SANDBOX=mode ("" for the default);
+    its report (stdout and stderr)."""
     env = dict(os.environ, LAB_RUNNER=runner, LAB_SANDBOX=mode)
     if not mode:
         del env["LAB_SANDBOX"]
     command = [sys.executable, os.path.join(checker, "check_lab.py"), "--grade", walker]
-    if user:
+    if user == "root without namespaces":
+        command = without_namespaces(command)
+    elif user:
         command = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups", "env", "HOME=/"] + command
     run = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd="/", env=env)
     return run.stdout + run.stderr
@@ -183,14 +196,24 @@ def main(argv):
         walker = os.path.join(copy, "walker")
         subprocess.run(["g++", "-std=c++17", "-O1", "-o", walker, source], check=True)
         checks = []
+        with open(os.path.join(copy, "notes.txt"), "w") as f:  # beside the lab: the lab's build folder
+            f.write("LAB04-MARKER-BUILD-%s\n" % token)
+        os.chmod(os.path.join(copy, "notes.txt"), 0o644)
+        capsh = shutil.which("capsh") is not None
         for user, mode, sees_nothing in ((None, "", True), ("nobody", "bwrap", True), ("nobody", "unshare", False),
-                                         ("nobody", "none", False)):
+                                         ("nobody", "none", False)) + ((("root without namespaces", "", None),) if capsh
+                                                                         else ()):
             report = check_lab(checker, walker, runner, mode, user)
             found, count, line = markers_in(report, token), walked(report), isolation_of(report)
-            who = "as root" if not user else "as nobody, LAB_SANDBOX=%s" % mode
+            who = "as root" if not user else user if mode == "" else "as nobody, LAB_SANDBOX=%s" % mode
             print("check_lab %s: read %s files, found %s; %s" % (who, count, found or "nothing", line[:150]))
             if "cannot make namespaces" in report or "cannot be made here" in report:
                 checks.append(("check_lab %s: skipped, no namespaces here" % who, True, ""))
+            elif sees_nothing is None:  # no root of its own: kept out of what it must not see, the rest said
+                checks.append(("check_lab as root without namespaces: the walking lab found nothing of the lab's "
+                               "build folder, and the line says what it was kept out of and that the rest is readable",
+                               count and "BUILD" not in found and "kept out of the project and the lab's build folder"
+                               in line and "it may read too" in line, report[-1500:]))
             elif sees_nothing:
                 checks.append(("check_lab %s: the walking lab read files and found no marker, and the isolation line "
                                "says it had a root of its own" % who,
@@ -205,6 +228,10 @@ def main(argv):
                                "is readable" % (who, ", ".join(found) or "nothing"),
                                count and "it may read too" in line, report[-1500:]))
         checks += through_the_class(build, made, token, work)
+        if capsh:
+            checks += through_the_class(build, made, token, work, namespaces=False)
+        else:
+            print("(root without namespaces is not tried: capsh, of libcap2-bin, is not installed)")
         return checklist.report(checks)
     finally:
         shutil.rmtree(copy, ignore_errors=True)
@@ -212,37 +239,59 @@ def main(argv):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def through_the_class(build, made, token, work):
-    """The class grader as root, with the class and its gradebook on shared storage (/srv) and
-    an earlier term (--similar-to) in /var/lib: the walking lab's feedback and the gradebook
-    hold no marker; a classmate's lab carries one in a comment."""
+def through_the_class(build, made, token, work, namespaces=True):
+    """The class grader as root, with the class and its gradebook on shared storage (/srv), an
+    earlier term (--similar-to) in /var/lib and the course's hidden cases (--hide) in /opt: the
+    walking lab's feedback and the gradebook hold no marker; a classmate's lab carries one in a
+    comment. Without namespaces (no root of its own): none of the class's, the earlier term's or
+    --hide's, and the line says the rest is readable."""
     lesson = open(os.path.join(project.ROOT, "lab04_attention.cpp")).read()
     honest = hostile.honest(lesson)
-    folder = os.path.join(made["GRADEBOOK"], "class")
+    how = "" if namespaces else "-without-namespaces"
+    folder = os.path.join(made["GRADEBOOK"], "class" + how)
     for name, text in (("walker", "#include <iterator>\n" + WALKER + honest),
                        ("classmate", "// LAB04-MARKER-CLASSMATE-%s\n" % token + honest)):
         os.makedirs(os.path.join(folder, name))
         with open(os.path.join(folder, name, "lab04_attention.cpp"), "w") as f:
             f.write(text)
     os.chmod(folder, 0o755)
-    grades = os.path.join(made["GRADEBOOK"], "grades")
-    run = subprocess.run([sys.executable, os.path.join(project.ROOT, "grader", "grade_class.py"), "-j", "1",
-                          "--draw", "7", "--build", build, "--similar-to", os.path.dirname(os.path.join(
-                              made["TERM"], "earlier", "orla")), folder, grades],
-                         capture_output=True, text=True, timeout=1200)
+    grades = os.path.join(made["GRADEBOOK"], "grades" + how)
+    command = [sys.executable, os.path.join(project.ROOT, "grader", "grade_class.py"), "-j", "2", "--draw", "7",
+               "--build", build, "--hide", made["HIDDEN_CASES"], "--similar-to",
+               os.path.join(made["TERM"], "earlier"), folder, grades]
+    run = subprocess.run(command if namespaces else without_namespaces(command), capture_output=True, text=True,
+                         timeout=1200)
     if run.returncode != 0:
-        return [("the class grader grades the class with the walking lab (exit 0)", False, run.stderr[-2000:])]
+        return [("the class grader%s grades the class with the walking lab (exit 0)" % how.replace("-", " "), False,
+                 run.stderr[-2000:])]
     with open(os.path.join(grades, "feedback", "walker.txt"), encoding="utf-8") as f:
         feedback = f.read()
     with open(os.path.join(grades, "class.json"), encoding="utf-8") as f:
         rows = {r["student"]: r for r in json.load(f)["rows"]}
     seen = json.dumps(rows.get("walker", {})) + feedback
     found, count = markers_in(seen, token), walked(seen)
-    print("class grader as root: read %s files, found %s; %s" % (count, found or "nothing",
-                                                                  rows.get("walker", {}).get("isolation", "")[:150]))
-    shutil.copytree(grades, os.path.join(work, "grades"))  # kept, to look at
-    return [("the class grader as root, the class and its gradebook on /srv: the walking lab read files and found no "
-             "classmate's marker nor any other, in its feedback or its row", count and not found, seen[-1500:])]
+    line = rows.get("walker", {}).get("isolation", "")
+    print("class grader as root%s: read %s files, found %s; %s" % (how.replace("-", " "), count, found or "nothing",
+                                                                    line[:150]))
+    shutil.copytree(grades, os.path.join(work, "grades" + how))  # kept, to look at
+    places = [folder, made["TERM"], made["HIDDEN_CASES"], project.ROOT, build]
+    left = [p for p in places + [os.path.join(project.ROOT, n) for n in os.listdir(project.ROOT)] if has_acl(p)]
+    if namespaces:
+        return [("the class grader as root, the class and its gradebook on /srv: the walking lab read files and found "
+                 "no classmate's marker nor any other, in its feedback or its row", count and not found, seen[-1500:])]
+    return [("the class grader as root without namespaces: the walking lab read files and found nothing of the class, "
+             "the earlier term or --hide's place, and its line says what it was kept out of and that the rest is "
+             "readable", count and not {"CLASSMATE", "TERM", "HIDDEN_CASES"} & set(found) and "kept out of" in line
+             and "it may read too" in line, seen[-1500:]),
+            ("the class grader without namespaces leaves no ACL behind on the places it closed", not left, left)]
+
+
+def has_acl(path):
+    try:
+        os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
+        return True
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

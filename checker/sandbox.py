@@ -90,11 +90,17 @@ def _works(cmd):
         return False
 
 
+# The probes of what isolation can be had here, as commands: run here, or by a caller that must
+# run them itself (Classroom 50's job asks through sudo, before the grader runs).
+PROBES = {"bwrap": ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+          # a user of its own can run programs (a system whose folders are closed to others cannot)
+          "user": ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", "exit 0"]}
+
+
 def bwrap_works():
     """Whether bubblewrap can make its namespaces here (as root, or as a user where the kernel
     allows user namespaces)."""
-    return bool(shutil.which("bwrap")) and _works(["bwrap", "--ro-bind", "/", "/", "--unshare-all",
-                                                   "--die-with-parent", "true"])
+    return bool(shutil.which("bwrap")) and _works(PROBES["bwrap"])
 
 
 def become_subreaper():

@@ -20,9 +20,9 @@ The rule, as the code holds it:
   user ids' module beside it, and the engine, which makes what it asks): a command list of
   Python whose first word is bwrap, unshare, setpriv and the like, a string that names
   /sys/fs/cgroup, a shell line that runs such a command, a namespace, root or user taken in
-  C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them). One
-  exception, named with its reason: Classroom 50's job asks through sudo, before the grader
-  runs, whether its runner can isolate a lab at all.
+  C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them).
+  Classroom 50's job, which asks through sudo before the grader runs whether its runner can
+  isolate a lab at all, runs the module's probes (sandbox.PROBES).
 - A lab run by the checker's sandbox, and a compile of the class grader's, is a child of the
   engine's program (lab04_runner), never of a Python process: a stand-in lab prints the name of
   the process it was started by (LAB_SANDBOX=none: no wrapper stands between them).
@@ -56,10 +56,7 @@ MOUNTERS = {os.path.join("engine", "runner.cpp"): "the engine",
 BUILDERS = {os.path.join("checker", "sandbox.py"): "the sandbox's one module",
             os.path.join("checker", "sandbox_users.py"): "the user ids of root's sandboxes, and its probe that such "
                                                           "a user can run programs",
-            os.path.join("engine", "runner.cpp"): "the engine, which makes what the sandbox's module asks",
-            os.path.join("instructor", "templates", "classroom50_autograder.py"):
-                "Classroom 50's job, which asks before the grader runs whether its runner can isolate a lab at all "
-                "(through sudo: not yet the sandbox's module)"}
+            os.path.join("engine", "runner.cpp"): "the engine, which makes what the sandbox's module asks"}
 SANDBOX_COMMANDS = {"bwrap", "unshare", "setpriv", "nsenter", "capsh", "chroot", "cgexec", "systemd-run"}
 C_BUILD = re.compile(r"\b(unshare|chroot|pivot_root|setresuid|setns)\s*\(")
 SHELL_BUILD = re.compile(r"^[^#]*?(?:^|[;&|(]|\bsudo|\bexec)\s*(%s)\b" % "|".join(sorted(SANDBOX_COMMANDS)), re.M)

@@ -114,16 +114,15 @@ def cannot_isolate():
     here: a system whose folders are closed to other users, as some chroots are, lets it load
     nothing); as a user, bubblewrap (user namespaces). Where it cannot, the lab would read what
     this job can, its token among them."""
+    import sandbox  # the bundle's checker: what isolation can be had, and its probes
     if os.geteuid() == 0 or as_root(["true"]) != ["true"]:
-        probe = run(as_root(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c",
-                             "exit 0"]), cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        probe = run(as_root(sandbox.PROBES["user"]), cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if probe.returncode == 0:
             return None
         return ("no user of its own can run programs on this runner (its system's folders are closed to other "
                 "users), so as root a lab would run with root's rights and read what this job can (its token, the "
                 "checkout's .git)")
-    if shutil.which("bwrap") and run(["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    if sandbox.bwrap_works():
         return None
     return ("the student's compile and run cannot be isolated on this runner: it is not root, has no sudo without a "
             "password, and bubblewrap cannot make user namespaces here, so a lab would read what this job can (its "

@@ -4,18 +4,31 @@
 #
 #   pch_guard.sh --record COMPILER ARGS...   the compiler launcher of the header's target: runs
 #       the compile; when it made a precompiled header (-o *.pch or *.gch), lists the headers it
-#       read (from its -MF dependency file) in <header>.inputs, and their inode, size and date
-#       in <header>.stamp
+#       read (from its -MF dependency file) in <header>.inputs, their inode, size and date in
+#       <header>.stamp and their checksums in <header>.sums
 #   pch_guard.sh TRIGGER...                  before every build: for each <header>.inputs next
-#       to a TRIGGER, takes the same figures again; if any differs (a header replaced, even by
-#       an older file), rewrites that TRIGGER, a header its precompiled header includes, so it
-#       is rebuilt (each precompiled header has a trigger of its own)
+#       to a TRIGGER, takes the same figures again; if a size or a date differs (a header
+#       replaced, even by an older file), rewrites that TRIGGER, a header its precompiled header
+#       includes, so it is rebuilt (each precompiled header has a trigger of its own). Where
+#       only inodes differ, the same files may have been copied (a container's overlay file
+#       system gives every file a new inode in each container made from an image; so does a
+#       build copied whole), or a file may have been replaced by one of the same size and date:
+#       the checksums decide, and when they agree the stamp takes the new inodes.
 #
-# Only POSIX sh, sed, tr, xargs and stat: it runs before every build, in a few milliseconds.
+# Only POSIX sh, sed, tr, xargs, stat, cut and cksum: before every build it takes milliseconds
+# (the checksums of the headers, about 15 MB, only when inodes moved: a fraction of a second).
 set -eu
 
-figures() {  # the inode, size and date of each file listed in $1, one per line
-  tr '\n' '\0' <"$1" | xargs -0 stat -c '%n %i %s %Y' -- 2>&1 || true
+figures() {  # the inode, size, date and name of each file listed in $1, one per line
+  tr '\n' '\0' <"$1" | xargs -0 stat -c '%i %s %Y %n' -- 2>&1 || true
+}
+
+sums() {  # the checksum, size and name of each file listed in $1, one per line
+  tr '\n' '\0' <"$1" | xargs -0 cksum -- 2>&1 || true
+}
+
+without_inodes() {  # figures' lines less their first field
+  cut -d ' ' -f 2-
 }
 
 if [ "${1:-}" = --record ]; then
@@ -38,6 +51,7 @@ if [ "${1:-}" = --record ]; then
         sed -e '1s/^[^:]*: *//' -e 's/\\$//' -e 's/\\ /\x01/g' "$depfile" | tr ' ' '\n' |
           sed -e '/^$/d' | tr '\001' ' ' >"$output.inputs"
         figures "$output.inputs" >"$output.stamp"
+        sums "$output.inputs" >"$output.sums"
       fi
       ;;
   esac
@@ -51,7 +65,12 @@ for trigger in "$@"; do
   for inputs in "$(dirname "$trigger")"/*.inputs; do
     [ -f "$inputs" ] || continue
     stamp=${inputs%.inputs}.stamp
-    if ! figures "$inputs" | cmp -s - "$stamp"; then
+    now=$(figures "$inputs")
+    [ "$now" != "$(cat "$stamp" 2>/dev/null)" ] || continue
+    if [ "$(printf '%s\n' "$now" | without_inodes)" = "$(cat "$stamp" 2>/dev/null | without_inodes)" ] &&
+      sums "$inputs" | cmp -s - "${inputs%.inputs}.sums"; then
+      printf '%s\n' "$now" >"$stamp"  # the same headers, moved: the next check is quick again
+    else
       echo "lab: a header the precompiled header was made from has changed since (a system update?): rebuilding it" >&2
       printf '// Rewritten when a header of the precompiled header changes; last: %s\n' "$(date)" >"$trigger"
     fi

@@ -1,7 +1,9 @@
 """A system update must not break the build: a header the precompiled header was made from,
 replaced by other contents with an older date (as a Debian package update does), makes the
 next build rebuild the precompiled header, instead of failing (clang: "file ... has been
-modified since the precompiled header was built") or going on with the old contents (g++).
+modified since the precompiled header was built") or going on with the old contents (g++); so
+does one replaced by other bytes of the same size and date; the same headers as new files (new
+inodes: a container's overlay file system, a build copied whole) rebuild nothing.
 
 usage: system_header_update_test.py PROJECT_DIR WORK_DIR CXX_COMPILER [LINKER_FLAGS]
 
@@ -65,6 +67,31 @@ def main(argv):
     again = rebuild()
     checks.append(("a build with nothing changed does not rebuild the precompiled header",
                    again.returncode == 0 and pch_time() == made, again.stdout[-1500:]))
+
+    # The same header as a new file (a new inode; the same bytes, size and date), as in each
+    # container made from an image (its overlay file system) or a build copied whole: no rebuild.
+    moved = copy + ".moved"
+    shutil.copy2(copy, moved)
+    os.replace(moved, copy)
+    again = rebuild()
+    checks.append(("the same headers with new inodes (a container's overlay, a copied build) do not rebuild it",
+                   again.returncode == 0 and pch_time() == made and "rebuilding it" not in again.stdout,
+                   again.stdout[-1500:]))
+    # Other bytes of the same size and date, as a new file: the checksums see it.
+    with open(copy, "rb") as f:
+        data = f.read()
+    stat = os.stat(copy)
+    swapped = data.replace(b"<", b'"', 1).replace(b">", b'"', 1)  # #include "asm/errno.h": the same header
+    with open(moved, "wb") as f:
+        f.write(swapped)
+    os.utime(moved, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    os.replace(moved, copy)
+    same_size = len(swapped) == len(data) and swapped != data
+    again = rebuild()
+    checks.append(("a header replaced by other bytes of the same size and date rebuilds it, saying why",
+                   same_size and again.returncode == 0 and pch_time() != made and "rebuilding it" in again.stdout,
+                   "same size: %s; %s" % (same_size, again.stdout[-1500:])))
+    made = pch_time()
 
     with open(copy, "a") as f:
         f.write("/* the update's new contents */\n")

@@ -52,6 +52,8 @@ def build_grader(build):
 # How a compile is isolated, as a row's "compile_isolation" says it, and in words.
 ISOLATION = {
     "user": "the compile ran as that user, in a root of its own that holds the system's files and the lab alone",
+    "user-kept-out": "the compile ran as that user, kept out of the same places; every other file any user may "
+                     "read, it may read too (no root of its own can be made here)",
     "bwrap": "the compile ran in bubblewrap, in a root that holds the system's files and the lab alone",
     "none": "the compile was NOT isolated: it ran with the grader's rights and could read what the grader can "
             "(as root, or where bubblewrap can make user namespaces, it is isolated)",
@@ -71,7 +73,8 @@ OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memor
 class Compiler:
     """How one worker compiles a lab: the build's compile command, (directory, words), less its
     file names; the link of a module; how the compile is isolated (ISOLATION's keys) and, as
-    "user", the sandbox's user id and its /proc's hidepid; and the limits."""
+    "user" or "user-kept-out" (no mount namespace here), the sandbox's user id and its /proc's
+    hidepid; and the limits."""
 
     def __init__(self, command, link, isolation="none", uid=None, own_proc=None, timeout=TIMEOUT, runner=None):
         """runner: the run engine's program (engine.program()'s by default), which runs the
@@ -120,11 +123,11 @@ class Compiler:
         without root, in bubblewrap's: (prefix of the command, fields of the job)."""
         if self.isolation == "bwrap":
             return bwrap_root(work, self.command[1]), []
-        if self.isolation != "user":
+        if self.isolation not in ("user", "user-kept-out"):
             return [], []
         os.chown(work, self.uid, self.uid)
         os.chown(os.path.join(work, "lab04_attention.cpp"), self.uid, self.uid)
-        if not self.own_proc:  # no mount namespace here: the user alone
+        if self.isolation == "user-kept-out":  # no mount namespace here: the user alone (Runner.keep_out)
             return [], ["U%d" % self.uid]
         new = os.path.join(os.path.dirname(work), "root")
         os.mkdir(new, 0o755)

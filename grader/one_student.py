@@ -75,7 +75,7 @@ def new_worker(paths, compile_command, hidden=()):
                 runner.close()
                 runner = None
             else:
-                isolation, uid, own_proc = "user", runner.uid, runner.own_proc
+                isolation, uid, own_proc = "user" if runner.own_proc else "user-kept-out", runner.uid, runner.own_proc
                 # No root of its own here (Docker's defaults): the compile and runs kept out of the
                 # class, the project (but what the compile needs of the build) and --hide's places.
                 runner.keep_out(list(hidden) + [ROOT], compile_sandbox.compile_needs(compile_command[1]))

@@ -281,8 +281,9 @@ def through_the_class(build, made, token, work, namespaces=True):
                  "no classmate's marker nor any other, in its feedback or its row", count and not found, seen[-1500:])]
     return [("the class grader as root without namespaces: the walking lab read files and found nothing of the class, "
              "the earlier term or --hide's place, and its line says what it was kept out of and that the rest is "
-             "readable", count and not {"CLASSMATE", "TERM", "HIDDEN_CASES"} & set(found) and "kept out of" in line
-             and "it may read too" in line, seen[-1500:]),
+             "readable (its compile's too: no root of its own claimed)",
+             count and not {"CLASSMATE", "TERM", "HIDDEN_CASES"} & set(found) and "kept out of" in line
+             and "it may read too" in line and "root of its own" not in line, seen[-1500:]),
             ("the class grader without namespaces leaves no ACL behind on the places it closed", not left, left)]
 
 

@@ -124,6 +124,13 @@ def _results(platform):
     return path
 
 
+def _preflight_record(value):
+    if not value or not os.path.isdir(os.path.dirname(os.path.abspath(value))) or os.path.isdir(value):
+        raise Usage("--preflight-record takes a file to keep a passed pre-flight in, in a folder that exists, "
+                    "not %r" % (value or "")[:80])
+    return os.path.abspath(value)
+
+
 def _parser():
     parser = _Parser(prog="grade_class.py", add_help=False, allow_abbrev=False)
 
@@ -149,10 +156,12 @@ def _parser():
     option("--canvas-column", type=_column, dest="canvas_column")
     option("--gradescope", type=_results("gradescope"), dest="gradescope")
     option("--prairielearn", type=_results("prairielearn"), dest="prairielearn")
+    option("--preflight-record", type=_preflight_record, dest="preflight_record")
     parser.add_argument("--trusted-tags", action="store_true", dest="trusted_tags")
     parser.add_argument("--merge", action="store_true", dest="merge")
     parser.add_argument("--no-similarity", action="store_false", dest="similarity")
     parser.add_argument("--prebuilt", action="store_true", dest="prebuilt")
+    parser.add_argument("--grade-unisolated", action="store_true", dest="grade_unisolated")
     parser.add_argument("rest", nargs="*")
     return parser
 
@@ -177,8 +186,13 @@ def parse_args(argv):
     if args["gradescope"] and args["prairielearn"]:
         raise Usage("--gradescope or --prairielearn: one submission is graded for one of them")
     args["one"] = "gradescope" if args["gradescope"] else "prairielearn" if args["prairielearn"] else None
+    if args["grade_unisolated"] and not args["one"]:
+        raise Usage("--grade-unisolated is for one submission (--gradescope or --prairielearn): a class is graded "
+                    "with the isolation its row says")
     if args["one"] and (args["shard"] != (1, 1) or args["exports"] or args["merge"]):
         raise Usage("--%s grades one submission: no --shard, --merge or LMS gradebook with it" % args["one"])
+    if args["preflight_record"] and not args["prebuilt"]:
+        raise Usage("--preflight-record keeps a pre-flight of a build that does not change: give --prebuilt too")
     if args["canvas"]:
         args["canvas"].choose_column(args["canvas_column"])
     if not args["similarity"] and (args["similar_to"] or args["templates"]):

@@ -63,6 +63,13 @@ def start_worker(paths, compile_command, hidden=()):
     _worker = new_worker(paths, compile_command, hidden)
 
 
+def worker_sandbox():
+    """How this process's Worker isolates a lab, as a value: (the compile's isolation, runs
+    through a runner of its own user, a root of its own)."""
+    return (_worker.compiler.isolation, _worker.runner is not None,
+            bool(_worker.runner and _worker.runner.own_proc))
+
+
 def new_worker(paths, compile_command, hidden=()):
     """A Worker for this process: as root (and the sandbox's users allowed), a runner whose
     labs, and compiles, run as a user of its own; else compiles in bubblewrap where it works,
@@ -149,6 +156,7 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
         else:
             box = runner_client.ServedBox(worker.paths["runner"], module, worker.paths["runtime"],
                                           hidden=[student.folder, ROOT] + worker.hidden)
+        row.run_sandbox = box.mode
         row.isolation = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation) + "; " + \
             compile_sandbox.ISOLATION[worker.compiler.isolation]
         clock = time.monotonic()

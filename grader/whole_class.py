@@ -5,6 +5,8 @@ grade() returns the rows and what the class was graded on; it writes nothing (gr
 does). Loads torch (the references are computed here once, and the workers inherit them):
 import it after torch_python.with_torch().
 """
+import glob
+import hashlib
 import json
 import multiprocessing
 import os
@@ -125,7 +127,7 @@ def in_the_pool(context, args, jobs, paths, compile_command, hidden, started, tt
     rows = []
     with context.Pool(min(args["jobs"], max(len(jobs), 1)), one_student.start_worker,
                       (paths, compile_command, hidden)) as pool:
-        preflight(pool, args, full=not args["one"])
+        preflight(pool, args, paths, compile_command, full=not args["one"])
         progress(0, len(jobs), started, tty)
         results = pool.imap_unordered(one_student.grade_student, jobs)
         # A lab's grade is bounded (its compile, its runs' time limits): a worker silent for
@@ -150,18 +152,53 @@ def progress(done, total, started, tty):
     sys.stderr.flush()
 
 
-def preflight(pool, args, full=True):
+def preflight(pool, args, paths, compile_command, full=True):
     """Grades the lesson through the students' own path (a worker: its user, compiler command,
     header, runner and sandbox); unless it earns full marks (or, not full, runs to the end),
-    the class is refused."""
-    lesson = submissions.Student("the lesson", [one_student.LESSON], "pre-flight")
-    row = pool.apply(one_student.grade_student, ((lesson, args["points"], args["timeout"], args["cases"],
-                                                  frozenset()),))
-    if row.status != Status.GRADED or (full and row.score != row.max_score):
-        raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path on the class's cases (%s: %s), "
-                    "so no student's grade could be trusted; nothing was graded" % (
-                        one_student.LESSON, gradebook.fmt(row.score),
-                        gradebook.fmt(row.max_score), row.status, " ".join(row.diagnosis.split())[:300]))
+    the class is refused. With --preflight-record, a pass on this build, lesson and sandbox
+    is kept, and not run again. One submission (--gradescope, --prairielearn) where nothing
+    keeps the platform's files (--hide) from the lab is refused too, unless
+    --grade-unisolated."""
+    record, key = args.get("preflight_record"), None
+    kept = None
+    if record:
+        key = preflight_key(paths, compile_command, pool.apply(one_student.worker_sandbox), full)
+        try:
+            with open(record) as f:
+                said = f.read()
+            if said.startswith(key):
+                kept = said[len(key):].strip()  # how the lesson's runs and compile were isolated
+        except OSError:
+            pass
+    if kept is None:
+        lesson = submissions.Student("the lesson", [one_student.LESSON], "pre-flight")
+        row = pool.apply(one_student.grade_student, ((lesson, args["points"], args["timeout"], args["cases"],
+                                                      frozenset()),))
+        if row.status != Status.GRADED or (full and row.score != row.max_score):
+            raise Usage("pre-flight: the lesson (%s) graded %s/%s through the students' path on the class's cases "
+                        "(%s: %s), so no student's grade could be trusted; nothing was graded" % (
+                            one_student.LESSON, gradebook.fmt(row.score),
+                            gradebook.fmt(row.max_score), row.status, " ".join(row.diagnosis.split())[:300]))
+        kept = "%s %s" % (row.run_sandbox, row.compile_isolation)
+        if record:
+            with open(record, "w") as f:
+                f.write(key + kept + "\n")
+    runs, compiles = kept.split(" ", 1)
+    if args.get("one") and "none" in (runs, compiles) and not args.get("grade_unisolated"):
+        raise Usage("%s: nothing here keeps %s from the lab (its runs: %s; its compile: %s): not graded; a Docker "
+                    "container must run the grader as root (its default), or give --grade-unisolated to grade "
+                    "anyway" % (args["one"], ", ".join(args["hide"]) or "the platform's files", runs, compiles))
+
+
+def preflight_key(paths, compile_command, worker_sandbox, full):
+    """What a kept pre-flight vouches for: the lesson, the run engine and what it loads, the
+    compile command and the precompiled header's headers, the workers' sandbox, how full."""
+    h = hashlib.sha256(repr((compile_command, paths.get("module_link"), worker_sandbox, full)).encode())
+    for path in [one_student.LESSON] + [paths[k] for k in ("runner", "runtime", "module")] + sorted(
+            glob.glob(os.path.join(paths.get("pch_dir", ""), "*.sums"))):
+        with open(path, "rb") as f:
+            h.update(hashlib.sha256(f.read()).digest())
+    return "lab04 pre-flight passed: %s; isolated: " % h.hexdigest()
 
 
 # --- the build, once per class ------------------------------------------------------------

@@ -2,7 +2,8 @@
 """make_starter.py: writes the starter repository that students get, made from the lesson.
 
 usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE]
-                       [--lab-only | --autograder | --classroom50 [--grade-unisolated] | --prairielearn] OUT
+                       [--lab-only | --autograder | --classroom50 [--grade-unisolated] |
+                        --prairielearn [--grade-unisolated]] OUT
 
   --blank STEPS  the STEPs the student writes, such as 2,3,4,5,6 (default 3,4,5,6: the
                  attention itself; STEP 1 and 2 draw the random numbers in the order the
@@ -27,7 +28,10 @@ usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE]
   --grade-unisolated  with --classroom50: grade on a runner where a student's compile and run
                  cannot be isolated (not root, no sudo without a password, no user namespaces
                  for bubblewrap), saying so in the release; without it such a runner grades
-                 nothing and says why (a lab compiled there reads what the job can)
+                 nothing and says why (a lab compiled there reads what the job can); with
+                 --prairielearn: grade in a container where nothing keeps /grade's tests and
+                 data from the lab (run as a user, not root: info.json's environment sets
+                 LAB04_GRADE_UNISOLATED=1); without it such a job fails and says why
   OUT            the folder to write the starter into: new, or empty
 
 The starter is this project's lab04_attention.cpp with each blanked STEP's code replaced by
@@ -356,7 +360,7 @@ PRAIRIELEARN_TIMEOUT = 60  # seconds of a job: six times the lesson's job at 0.9
 PRAIRIELEARN_ENTRYPOINT = "/opt/lab04/instructor/prairielearn/run_grader"
 
 
-def write_prairielearn(out, files, points, blanks, install):
+def write_prairielearn(out, files, points, blanks, install, unisolated=False):
     """A PrairieLearn course's part of this lab: the question (externally graded, a file editor
     started from the starter's lab) and the grader's image (its Dockerfile and the project it
     builds, with the starter's lab: never the solution), and how to set them up."""
@@ -369,6 +373,8 @@ def write_prairielearn(out, files, points, blanks, install):
             "type": "v3", "singleVariant": True, "gradingMethod": "External",
             "externalGradingOptions": {"enabled": True, "image": PRAIRIELEARN_IMAGE,
                                        "entrypoint": PRAIRIELEARN_ENTRYPOINT, "timeout": PRAIRIELEARN_TIMEOUT}}
+    if unisolated:  # run_grader grades even where nothing keeps /grade from the lab
+        info["externalGradingOptions"]["environment"] = {"LAB04_GRADE_UNISOLATED": "1"}
     question = {"info.json": json.dumps(info, indent=2) + "\n",
                 "question.html": fill("prairielearn_question.html", STEPS=", ".join(map(str, blanks)), POINTS=shown),
                 "lab04_attention.cpp": files["lab04_attention.cpp"], "tests/points": shown + "\n"}
@@ -420,8 +426,9 @@ def parse_args(argv):
     if out is None:
         raise Usage("usage: make_starter.py [--blank STEPS] [--points P1,...,P7] [--lab FILE] "
                     "[--lab-only | --autograder | --classroom50 | --prairielearn] OUT")
-    if unisolated and lab_only != "classroom50":
-        raise Usage("--grade-unisolated is a setting of Classroom 50's autograder: give it with --classroom50")
+    if unisolated and lab_only not in ("classroom50", "prairielearn"):
+        raise Usage("--grade-unisolated is a setting of Classroom 50's autograder or PrairieLearn's grader: give it "
+                    "with --classroom50 or --prairielearn")
     if lab_only == "classroom50" and any(p != int(p) for p in points):
         raise Usage("Classroom 50's scores are whole numbers: give --points in whole numbers (such as 2,1,1,1,1,1,1), "
                     "not %s; a fraction is not rounded, so that no grade is changed behind your back"
@@ -452,7 +459,7 @@ def main(argv):
         if lab_only == "autograder":
             return write_autograder(out, files)
         if lab_only == "prairielearn":
-            return write_prairielearn(out, files, points, blanks, install)
+            return write_prairielearn(out, files, points, blanks, install, unisolated)
         if lab_only == "classroom50":
             files["README.md"] = student_readme(blanks, hints, points, install, rebuild, on_push="classroom50")
             return write_classroom50(out, files, points, install, unisolated)

@@ -186,9 +186,9 @@ def parse_args(argv):
     if args["gradescope"] and args["prairielearn"]:
         raise Usage("--gradescope or --prairielearn: one submission is graded for one of them")
     args["one"] = "gradescope" if args["gradescope"] else "prairielearn" if args["prairielearn"] else None
-    if args["grade_unisolated"] and not args["one"]:
-        raise Usage("--grade-unisolated is for one submission (--gradescope or --prairielearn): a class is graded "
-                    "with the isolation its row says")
+    if args["grade_unisolated"] and not args["prairielearn"]:
+        raise Usage("--grade-unisolated is for PrairieLearn's submission (--prairielearn): a class, and Gradescope's "
+                    "submission, are graded with the isolation their rows say")
     if args["one"] and (args["shard"] != (1, 1) or args["exports"] or args["merge"]):
         raise Usage("--%s grades one submission: no --shard, --merge or LMS gradebook with it" % args["one"])
     if args["preflight_record"] and not args["prebuilt"]:

@@ -27,9 +27,9 @@ usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...
   --build DIR  the project's build (default build/), which the grader builds first (its run
                engine and the lesson's module); --prebuilt: it is built already, build nothing
                (grade_on_slurm.py builds it once before its tasks, which share its folder)
-  --grade-unisolated  with --gradescope or --prairielearn: grade even where nothing keeps the
-               platform's files (--hide) from the lab (a container run as a user, not as root,
-               with no user namespaces); without it such a submission is not graded (exit 2)
+  --grade-unisolated  with --prairielearn: grade even where nothing keeps /grade (--hide) from
+               the lab (a container run as a user, not as root, with no user namespaces);
+               without it such a submission is not graded (exit 2), and the job fails
   --preflight-record FILE  with --prebuilt: a pre-flight that passed is kept in FILE, and a
                later run skips its own when FILE holds this build, lesson and sandbox (a
                grader image records it once when it is built, so that each job grades the

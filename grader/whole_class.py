@@ -156,9 +156,9 @@ def preflight(pool, args, paths, compile_command, full=True):
     """Grades the lesson through the students' own path (a worker: its user, compiler command,
     header, runner and sandbox); unless it earns full marks (or, not full, runs to the end),
     the class is refused. With --preflight-record, a pass on this build, lesson and sandbox
-    is kept, and not run again. One submission (--gradescope, --prairielearn) where nothing
-    keeps the platform's files (--hide) from the lab is refused too, unless
-    --grade-unisolated."""
+    is kept, and not run again. PrairieLearn's submission where nothing keeps /grade (--hide)
+    from the lab is refused too, unless --grade-unisolated (its job fails; Gradescope's and
+    a class's rows say how they were isolated)."""
     record, key = args.get("preflight_record"), None
     kept = None
     if record:
@@ -184,7 +184,7 @@ def preflight(pool, args, paths, compile_command, full=True):
             with open(record, "w") as f:
                 f.write(key + kept + "\n")
     runs, compiles = kept.split(" ", 1)
-    if args.get("one") and "none" in (runs, compiles) and not args.get("grade_unisolated"):
+    if args.get("one") == "prairielearn" and "none" in (runs, compiles) and not args.get("grade_unisolated"):
         raise Usage("%s: nothing here keeps %s from the lab (its runs: %s; its compile: %s): not graded; a Docker "
                     "container must run the grader as root (its default), or give --grade-unisolated to grade "
                     "anyway" % (args["one"], ", ".join(args["hide"]) or "the platform's files", runs, compiles))

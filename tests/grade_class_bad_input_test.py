@@ -110,7 +110,7 @@ def main(argv):
          "--preflight-record takes a file"),
         ("--preflight-record in a folder that does not exist",
          ["--prebuilt", "--preflight-record", j("nowhere", "record"), cls, new], "--preflight-record takes a file"),
-        ("--grade-unisolated for a class", ["--grade-unisolated", cls, new], "is for one submission"),
+        ("--grade-unisolated for a class", ["--grade-unisolated", cls, new], "is for PrairieLearn's submission"),
         ("merge: a shard another user may write", ["--merge", new, j("s1"), j("s2_open")], "may be written by another"),
         ("merge: a shard whose class.json another user may write", ["--merge", new, j("s1"), j("s2_open_file")],
          "may be written by another"),

@@ -238,6 +238,14 @@ class Emulation:
         self.name = "the emulation (Docker: %s)" % why
         self.namespaces = job_namespaces()
         self.root = None
+        # A chroot whose / other users cannot enter (a fresh machine's): no user of the
+        # sandbox's can run a lab there, nothing keeps /grade from it, and PrairieLearn's job
+        # would fail; the jobs here are graded as info.json's opt-in grades them.
+        self.closed = not os.stat("/").st_mode & 0o001
+        self.env = {"LAB04_GRADE_UNISOLATED": "1"} if self.closed else {}
+        if self.closed:
+            print("/ is closed to other users here (mode %o): no lab can be isolated; the jobs are graded with "
+                  "info.json's opt-in (LAB04_GRADE_UNISOLATED=1)" % (os.stat("/").st_mode & 0o777))
 
     def why_not(self):
         if self.namespaces is None:
@@ -258,7 +266,7 @@ class Emulation:
             os.chmod(runner, 0o600)
         try:
             return run_job(os.path.join(self.root, entrypoint.lstrip("/")), job, timeout, name, self.namespaces,
-                           env or {})
+                           dict(self.env, **(env or {})))
         finally:
             os.chmod(runner, 0o755)
 
@@ -571,6 +579,17 @@ def reading_lab(host, entrypoint, work, question, timeout, lesson):
     token = secrets.token_hex(6)
     lab = ("#include <iterator>\n" + allowlist_test.WALKER + hostile_labs_test.honest(lesson.decode())).encode()
     checks, said = [], {}
+    # The jobs' folders near the top, as /grade is (the walk, breadth first, stops after 5 s).
+    near_top = tempfile.mkdtemp(prefix="lab04-prairielearn-", dir="/srv" if os.path.isdir("/srv") else None)
+    try:
+        checks = reading_jobs(host, entrypoint, near_top, question, timeout, lab, token, said)
+    finally:
+        shutil.rmtree(near_top, ignore_errors=True)
+    return checks
+
+
+def reading_jobs(host, entrypoint, work, question, timeout, lab, token, said):
+    checks = []
     for how, env in (("sandboxed", {}), ("without a sandbox", {"LAB_SANDBOX": "none", "LAB04_GRADE_UNISOLATED": "1"})):
         job = os.path.join(work, "job-reading-" + how.split()[0])
         lay_out(job, question, {"lab04_attention.cpp": lab}, {"secret": "LAB04-MARKER-DATA-" + token})
@@ -584,14 +603,18 @@ def reading_lab(host, entrypoint, work, question, timeout, lesson):
         print("the reading lab, %s: exit %s, read %s files, found %s" % (how, status, said[how][1],
                                                                           said[how][2] or "nothing"))
     status, count, found, seen = said["sandboxed"]
-    checks.append(("a lab that reads every file it can finds nothing of /grade/tests, /grade/data or the course's "
-                   "files, and its results say it ran", status == 0 and bool(count) and not found, said["sandboxed"]))
+    if getattr(host, "closed", False):
+        print("SKIPPED (one check): a lab that reads what it can finds /grade here, where no lab can be isolated")
+    else:
+        checks.append(("a lab that reads every file it can finds nothing of /grade/tests, /grade/data or the course's "
+                       "files, and its results say it ran", status == 0 and bool(count) and not found,
+                       said["sandboxed"]))
     checks.append(("... and without the sandbox (LAB_SANDBOX=none, info.json's opt-in) the same lab finds them (the "
                    "check can fail), and its results say it was not isolated",
                    {"TESTS", "DATA"} <= set(said["without a sandbox"][2]) and "not isolated" in said["without a sandbox"][3].lower(),
                    said["without a sandbox"]))
     # Where nothing keeps /grade from the lab, and info.json does not opt in: the job fails.
-    ways = [("LAB_SANDBOX=none", {"LAB_SANDBOX": "none"}, None)]
+    ways = [("LAB_SANDBOX=none", {"LAB_SANDBOX": "none", "LAB04_GRADE_UNISOLATED": ""}, None)]
     if isinstance(host, RealDocker):
         ways.append(("a container run as a user (--user 65534), not root", {}, "65534:65534"))
     for how, env, user in ways:

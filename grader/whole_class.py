@@ -180,7 +180,7 @@ def preflight(pool, args, paths, compile_command, full=True):
                             one_student.LESSON, gradebook.fmt(row.score),
                             gradebook.fmt(row.max_score), row.status, " ".join(row.diagnosis.split())[:300]))
         kept = "%s %s" % (row.run_sandbox, row.compile_isolation)
-        if record:
+        if record and not os.path.exists(record):  # the first pass kept (the image's): a job's own never
             with open(record, "w") as f:
                 f.write(key + kept + "\n")
     runs, compiles = kept.split(" ", 1)

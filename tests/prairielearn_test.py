@@ -195,9 +195,13 @@ def job_namespaces():
     return None
 
 
-def run_job(entrypoint, job, timeout, name, namespaces, extra_env):
+def run_job(entrypoint, job, timeout, name, namespaces, extra_env, together=False):
     """The entrypoint as PrairieLearn's grader host runs it: (exit status or "timed out",
-    results.json's bytes or None, seconds, output, why it ran without limits or None)."""
+    results.json's bytes or None, seconds, output, why it ran without limits or None).
+    together: one of several jobs at once, which in containers would each have a /tmp of
+    their own, and here share the machine's: each in this machine's network namespace, where
+    the sandbox's user-id lock (an abstract socket) is one for all, so that no two take one id
+    and remove each other's files."""
     group = Cgroup("lab04-prairielearn-%d-%s" % (os.getpid(), name))
     unshare, private = namespaces
     # As in a container, /sys/fs/cgroup is read-only: the grader's own cgroups (one per worker,
@@ -205,6 +209,8 @@ def run_job(entrypoint, job, timeout, name, namespaces, extra_env):
     # Only where the job's mounts are its own: otherwise the host's would change too.
     read_only = ('for m in /sys/fs/cgroup /sys/fs/cgroup/*; do mountpoint -q "$m" && mount -o remount,bind,ro "$m"; '
                  'done; ') if private else ""
+    if together:  # jobs at once share this machine's /tmp: their graders must share the user-id lock
+        unshare = [w for w in unshare if w != "--net"]
     words = unshare + ["sh", "-c", group.enter_command() + read_only + 'exec "$@"', "job", entrypoint]
     started = time.monotonic()
     proc = subprocess.Popen(words, env=dict(os.environ, PL_GRADE_ROOT=job, **extra_env), stdout=subprocess.PIPE,
@@ -256,7 +262,7 @@ class Emulation:
         self.root = os.path.join(work, "image-root")
         return run_dockerfile(context, self.root, log)
 
-    def run(self, entrypoint, job, timeout, name, fault=False, env=None, user=None):
+    def run(self, entrypoint, job, timeout, name, fault=False, env=None, user=None, together=False):
         """The job's (exit status or "timed out", results.json's bytes or None, seconds, output, why it ran
         without limits or None); fault: the grader's runner cannot run (a grader fault); user:
         a container's --user, which the emulation does not take (None)."""
@@ -266,7 +272,7 @@ class Emulation:
             os.chmod(runner, 0o600)
         try:
             return run_job(os.path.join(self.root, entrypoint.lstrip("/")), job, timeout, name, self.namespaces,
-                           dict(self.env, **(env or {})))
+                           dict(self.env, **(env or {})), together)
         finally:
             os.chmod(runner, 0o755)
 
@@ -312,7 +318,7 @@ class RealDocker:
         subprocess.run(["docker", "image", "prune", "-f"], env=self.env, capture_output=True)  # the run before's
         return None if done.returncode == 0 else "docker build: exit %d (see %s)" % (done.returncode, log.name)
 
-    def run(self, entrypoint, job, timeout, name, fault=False, env=None, user=None):
+    def run(self, entrypoint, job, timeout, name, fault=False, env=None, user=None, together=False):
         container = "lab04-prairielearn-%d-%s" % (os.getpid(), name)
         words = ["docker", "run", "--name", container, "--network", "none", "--memory", "2g", "--cpus", "0.9",
                  "--pids-limit", str(PIDS), "-v", job + ":/grade"] + (["--user", user] if user else [])
@@ -538,7 +544,7 @@ def checks_in(host, work):
         what, files, (expect, value) = together[n]
         job = os.path.join(work, "together%d" % n)
         lay_out(job, question, files)
-        status, data, took, output, _ = host.run(entrypoint, job, 5 * timeout, "together%d" % n)
+        status, data, took, output, _ = host.run(entrypoint, job, 5 * timeout, "together%d" % n, together=True)
         ok, results, found = judged(status, data, expect, value)
         return ok, "%s: exit %s in %.1f s, %s, problems %s, output %s" % (
             what, status, took, (results or {}).get("score"), found, output[-300:])
@@ -597,7 +603,8 @@ def reading_jobs(host, entrypoint, work, question, timeout, lab, token, said):
             f.write("LAB04-MARKER-TESTS-%s\n" % token)
         with open(os.path.join(job, "serverFilesCourse", "notes.txt"), "w") as f:
             f.write("LAB04-MARKER-COURSE-%s\n" % token)
-        status, data, took, output, _ = host.run(entrypoint, job, timeout, "reading-" + how.split()[0], env=env)
+        # (its walk takes 5 s in each case it is run on: up to five times the timeout)
+        status, data, took, output, _ = host.run(entrypoint, job, 5 * timeout, "reading-" + how.split()[0], env=env)
         seen = (data or b"").decode("utf-8", "replace")
         said[how] = (status, allowlist_test.walked(seen), allowlist_test.markers_in(seen, token), seen[-1500:])
         print("the reading lab, %s: exit %s, read %s files, found %s" % (how, status, said[how][1],

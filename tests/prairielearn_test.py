@@ -225,14 +225,16 @@ def run_job(entrypoint, job, timeout, name, namespaces, extra_env, together=Fals
     seconds = time.monotonic() - started
     PEAKS[name] = (group.peak_memory(), group.killed_for_memory())
     group.close()
-    results = None
-    if status == 0:
-        try:
-            with open(os.path.join(job, "results", "results.json"), "rb") as f:
-                results = f.read()
-        except OSError:
-            pass
-    return status, results, seconds, out.decode("utf-8", "replace"), group.missing
+    return status, results_of(job, status), seconds, out.decode("utf-8", "replace"), group.missing
+
+
+def results_of(job, status):
+    """The results.json a job that exited 0 left in its /grade, as bytes, or None."""
+    try:
+        with open(os.path.join(job, "results", "results.json"), "rb") as f:
+            return f.read() if status == 0 else None
+    except OSError:
+        return None
 
 
 class Emulation:
@@ -346,14 +348,7 @@ class RealDocker:
         PEAKS[name] = (watch.peak, max(watch.kills, 1 if oom == "true" else 0))
         subprocess.run(["docker", "rm", "-f", container], env=self.env, capture_output=True)
         shutil.rmtree(os.path.dirname(cidfile), ignore_errors=True)
-        results = None
-        if status == 0:
-            try:
-                with open(os.path.join(job, "results", "results.json"), "rb") as f:
-                    results = f.read()
-            except OSError:
-                pass
-        return status, results, seconds, out.decode("utf-8", "replace"), None
+        return status, results_of(job, status), seconds, out.decode("utf-8", "replace"), None
 
     def check_lab(self, text):
         lab = os.path.join(tempfile.mkdtemp(prefix="lab04-pl-lab-"), "lab04_attention.cpp")

@@ -9,7 +9,7 @@ as the tools themselves are laid out; the tools never import a test.
   readme_command(marker, readme)     the commands after <!-- marker --> (tools/readme_command,
                                      the reader .ci/run and bench/run use)
   files(project)                     the project's files, from its list (tools/project_files.txt)
-  files_in(folders)                  those in these top folders
+  files_in(folders)                  those in these folders (tests/fast_lab: a folder in one)
   copy(project, dest)                a copy of them, for a test that builds the project elsewhere
 """
 import os
@@ -41,8 +41,9 @@ def files(project):
 
 
 def files_in(folders, project=ROOT):
-    """The project's files in these top folders (relative paths), from its list."""
-    return [n for n in files(project) if n.split("/", 1)[0] in folders]
+    """The project's files in these folders (relative paths, a folder in a folder too), from its
+    list."""
+    return [n for n in files(project) if any(n.startswith(folder.rstrip("/") + "/") for folder in folders)]
 
 
 def copy(project, dest):

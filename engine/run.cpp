@@ -59,6 +59,10 @@ void close_from_3() {  // nothing of this process's is left open in the lab: no 
   int null = open("/dev/null", O_RDONLY);
   if (null < 0 || dup2(null, 0) < 0) _exit(kRefused);
   if (job.capture && (dup2(out, 1) < 0 || dup2(err, 2) < 0)) _exit(kRefused);
+  for (int fd = 0; fd < 3; ++fd) {
+    if (job.given[fd] >= 0 && dup2(job.given[fd], fd) < 0) _exit(kRefused);
+    if (job.given[fd] == kClosed) close(fd);
+  }
   close_from_3();
   if (job.enter) job.enter();
   for (auto [resource, limit] : job.limits) {

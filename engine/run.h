@@ -6,9 +6,9 @@
 // reader (which a loaded machine may wake late); what it printed before it was stopped still
 // counted; what it left behind killed before the answer goes back. This file says how a run is
 // asked for (a Job) and what comes back (a Run); engine/run.cpp does it, for every caller:
-// engine/runner.cpp (the checker's and the class grader's runs, through checker/engine.py) and
-// the watch (watch/lab_watch.cpp). No other code forks, limits or kills a lab
-// (tests/engine_rule_test.py holds that).
+// engine/runner.cpp (the checker's and the class grader's runs, through checker/engine.py), the
+// watch (watch/lab_watch.cpp) and the tests' lab server (tests/fast_lab/server.cpp). No other
+// code forks, limits or kills a lab (tests/engine_rule_test.py holds that).
 //
 // What the lab does in its child is the caller's: a Job carries two functions, one run before
 // the limits are set (entering a sandbox: mounts, cgroups) and one after (becoming another
@@ -32,11 +32,19 @@ namespace engine {
 // never started (start: the child could not be made, or could not enter its sandbox).
 enum class Stopped { kNo, kTime, kSize, kStart, kCancelled };
 
+// What a Job's `given` says of one of the child's descriptors 0, 1 and 2, besides a descriptor
+// of this process's to take: the engine's (stdin /dev/null; stdout and stderr the pipes when
+// captured, else this process's), or none (closed).
+constexpr int kEngines = -1, kClosed = -2;
+
 struct Job {
   long wall_ms = 0;  // its wall-time limit; 0: none (the watch's own run)
   // A session of its own (no controlling terminal to reach); false: a process group of its own
   // in this process's session (the watch's runs: the student's terminal and Ctrl-C reach them).
   bool own_session = true;
+  // The child's descriptors 0, 1 and 2: a descriptor of this process's for each (a server
+  // running its client's program hands it the client's), kEngines or kClosed.
+  int given[3] = {kEngines, kEngines, kEngines};
   bool capture = true;         // read stdout and stderr; false: the child keeps this
                                // process's (the watch prints the lab's run as it comes)
   size_t max_out = 4 << 20;    // stdout bytes past which the run is stopped (kSize)
@@ -64,9 +72,9 @@ struct Run {
 };
 
 // Runs a job: forks, sets the child's descriptors (stdin /dev/null; stdout and stderr the
-// pipes, when captured; nothing else open), calls enter, sets the limits, calls lab and _exits
-// with its status. Meanwhile reads the pipes until the lab and its pipes are done, or a limit
-// or a cancel stops it; then kills what is left and reads what the pipes still hold.
+// pipes, when captured; those `given`; nothing else open), calls enter, sets the limits, calls lab
+// and _exits with its status. Meanwhile reads the pipes until the lab and its pipes are done, or a
+// limit or a cancel stops it; then kills what is left and reads what the pipes still hold.
 Run run(const Job& job);
 
 // In the child, before any of the lab's code ran: says on stderr what could not be done (and

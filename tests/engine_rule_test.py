@@ -23,6 +23,11 @@ The rule, as the code holds it:
   C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them).
   Classroom 50's job, which asks through sudo before the grader runs whether its runner can
   isolate a lab at all, runs the module's probes (sandbox.PROBES).
+- A process is forked in the engine and in a few places named with what their child is, none
+  of them a lab (a C++ fork(), vfork(), clone() or posix_spawn(); in Python os.fork, pty.fork,
+  os.posix_spawn or multiprocessing). The two programs that keep LibTorch loaded and run labs
+  from it, the watch and the tests' lab server (whose handler for each client forks), run every
+  lab through engine::run.
 - A lab run by the checker's sandbox, and a compile of the class grader's, is a child of the
   engine's program (lab04_runner), never of a Python process: a stand-in lab prints the name of
   the process it was started by (LAB_SANDBOX=none: no wrapper stands between them).
@@ -60,6 +65,18 @@ BUILDERS = {os.path.join("checker", "sandbox.py"): "the sandbox's one module",
 SANDBOX_COMMANDS = {"bwrap", "unshare", "setpriv", "nsenter", "capsh", "chroot", "cgexec", "systemd-run"}
 C_BUILD = re.compile(r"\b(unshare|chroot|pivot_root|setresuid|setns)\s*\(")
 SHELL_BUILD = re.compile(r"^[^#]*?(?:^|[;&|(]|\bsudo|\bexec)\s*(%s)\b" % "|".join(sorted(SANDBOX_COMMANDS)), re.M)
+# Where a process is forked, and what its child is: the engine's labs, or no lab at all.
+FORKERS = {os.path.join("engine", "run.cpp"): "the engine: a lab's process",
+           os.path.join("engine", "runner.cpp"): "the engine's program: a process for each student's runs, "
+                                                 "and one that sweeps what labs left",
+           os.path.join("engine", "stand_in.h"): "a server started as a daemon, no lab",
+           os.path.join("watch", "lab_watch.cpp"): "the build (cmake or ninja), no lab",
+           os.path.join("watch", "verdict.cpp"): "the checker's Python, whose labs are the engine's",
+           os.path.join("tests", "fast_lab", "server.cpp"): "a handler for each client, whose lab is the engine's",
+           os.path.join("grader", "whole_class.py"): "the class grader's workers, whose labs are the engine's"}
+ENGINE_CALLERS = [os.path.join("watch", "lab_watch.cpp"), os.path.join("tests", "fast_lab", "server.cpp")]
+C_FORK = re.compile(r"\b(v?fork|clone3?|posix_spawnp?)\s*\(")
+PYTHON_FORKS = {"fork", "forkpty", "posix_spawn", "posix_spawnp"}
 C_MOUNT = re.compile(r"\bmount\s*\(")
 SCRIPT_MOUNT = re.compile(r"\bmount\s+-")
 SHELL_MOUNT = re.compile(r"^[^#]*\bmount\b", re.M)
@@ -108,17 +125,33 @@ def python_builders(text):
     return found
 
 
+def python_forks(text):
+    """The lines of a Python module that fork: os.fork and its kin, multiprocessing."""
+    found = []
+    for node in ast.walk(ast.parse(re.sub(r"@\w+@", "0", text))):
+        if isinstance(node, ast.Attribute) and node.attr in PYTHON_FORKS and isinstance(node.value, ast.Name) \
+                and node.value.id in ("os", "pty"):
+            found.append("line %d: %s.%s" % (node.lineno, node.value.id, node.attr))
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (alias.name if isinstance(node, ast.Import) else node.module or "").split(".")[0] == "multiprocessing"
+                for alias in node.names):
+            found.append("line %d: multiprocessing" % node.lineno)
+    return found
+
+
 def is_shell_script(name, text):
     """A shell script by its name or by its first line, whatever the shebang says it with."""
     return name.endswith(".sh") or re.match(r"#!\s*\S*(/|env\s+)(ba|da|k)?sh\b", text) is not None
 
 
-def limit_setters(mounts=False, builders=False):
+def limit_setters(mounts=False, builders=False, forks=False):
     """{file (relative to the project): where it sets limits} for every product file that does;
     with mounts, where it mounts (a mount() call, a script); with builders, where it builds or
-    probes a sandbox."""
+    probes a sandbox; with forks, where it forks (C++ and Python: a shell script forks for every
+    command it runs)."""
     c_rule, shell_rule, python_rule = (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
-        (C_BUILD, SHELL_BUILD, python_builders) if builders else (C_LIMIT, SHELL_LIMIT, python_limits)
+        (C_BUILD, SHELL_BUILD, python_builders) if builders else \
+        (C_FORK, re.compile(r"(?!)"), python_forks) if forks else (C_LIMIT, SHELL_LIMIT, python_limits)
     found = {}
     for relative in project.files_in(PRODUCT):  # the project's list: never an editor's file or a cache
         path, name = os.path.join(project.ROOT, relative), os.path.basename(relative)
@@ -192,6 +225,16 @@ def main(argv):
             relative, "not the sandbox's module")), relative in BUILDERS, places))
     checks.append(("the sandbox's module is found building (the search sees it)",
                    os.path.join("checker", "sandbox.py") in builders and "engine/runner.cpp" in builders, sorted(builders)))
+    forkers = limit_setters(forks=True)
+    for relative, places in sorted(forkers.items()):
+        checks.append(("%s forks: %s" % (relative, FORKERS.get(relative, "not the engine, nor a process named as no lab")),
+                       relative in FORKERS, places))
+    checks.append(("the engine is found forking (the search sees it)",
+                   "engine/run.cpp" in forkers and os.path.join("grader", "whole_class.py") in forkers, sorted(forkers)))
+    for relative in ENGINE_CALLERS:
+        with open(os.path.join(project.ROOT, relative), encoding="utf-8") as f:
+            code = without_cpp_comments(f.read())
+        checks.append(("%s runs its labs through engine::run" % relative, "engine::run(" in code, ""))
     checks.append(("every script is read whatever its shebang: instructor/gradescope/run_autograder and "
                    "instructor/prairielearn/run_grader among them",
                    all(is_shell_script(n, open(os.path.join(project.ROOT, n)).read()) for n in (

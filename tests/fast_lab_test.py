@@ -73,7 +73,7 @@ def servers(server):
 
 
 def labs_of(pids):
-    """The children of these servers: the labs they run."""
+    """The children of these servers: the runs they serve (a handler each, parent of its lab)."""
     return [pid for pid, (parent, _) in processes().items() if parent in pids]
 
 
@@ -193,8 +193,10 @@ def main(argv):
     # A server killed during a run: one line and exit 125, and its lab goes with it.
     with tempfile.TemporaryFile() as err:
         p, pid = blocked_run([client], stderr=err)
-        if pid:
-            os.kill(processes()[pid][0], signal.SIGKILL)  # its server
+        found = processes()
+        handler = found.get(pid, (None,))[0]  # the lab's parent: the server's handler of this run
+        if handler in found:
+            os.kill(found[handler][0], signal.SIGKILL)  # its server
         status = p.wait(10)
         os.close(p.pipe)
         err.seek(0)

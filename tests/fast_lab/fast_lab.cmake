@@ -70,6 +70,7 @@ set(fast_dir ${CMAKE_CURRENT_BINARY_DIR})
 set(fast_paths FAST_LAB_FOLDER="${fast_dir}" FAST_LAB_SERVER="$<TARGET_FILE:lab04_fast_server>"
                FAST_LAB_RUNTIME="$<TARGET_FILE:lab04_test_runtime>")
 add_executable(lab04_fast_server ${CMAKE_CURRENT_LIST_DIR}/server.cpp)
+target_link_libraries(lab04_fast_server PRIVATE lab04_engine)  # each run is the engine's
 add_executable(lab04_fast ${CMAKE_CURRENT_LIST_DIR}/client.cpp)
 add_executable(parse_options_test ${CMAKE_CURRENT_LIST_DIR}/client.cpp)
 add_executable(fast_probe EXCLUDE_FROM_ALL ${CMAKE_CURRENT_LIST_DIR}/client.cpp)

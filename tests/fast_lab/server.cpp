@@ -10,14 +10,15 @@
 //
 // Aims. Each run of build/lab04_attention spends ~0.65 s in LibTorch's start. This process
 // loads LibTorch once (lab04_test_runtime, a shared library linked to it, RTLD_GLOBAL); for
-// each client (build/tests/lab04_fast) it forks a child that takes on the client's descriptors
-// 0, 1 and 2, environment, working folder, umask, signal mask and ignored signals and resource
-// limits, loads the lab as a module (lab04_test_module, built from the program's own object,
-// loaded anew in each child: a rebuilt lab is always the one run) and calls its main. The
-// option parser's test (build/tests/parse_options_test, a client too) runs the same way, from
-// its own module. The
-// child's wait status goes back to the client, which ends the same way. The lab writes to the
-// client's own descriptors, so a terminal, a pipe or /dev/full is what it writes to.
+// each client (build/tests/lab04_fast) it forks a handler, which runs the lab through the run
+// engine (engine/run.h), as every lab is run: the engine's child takes on the client's
+// descriptors 0, 1 and 2, environment, working folder, umask, signal mask and ignored signals
+// and resource limits, loads the lab as a module (lab04_test_module, built from the program's
+// own object, loaded anew in each child: a rebuilt lab is always the one run) and calls its
+// main. The option parser's test (build/tests/parse_options_test, a client too) runs the same
+// way, from its own module. The lab's wait status goes back to the client, which ends the same
+// way. The lab writes to the client's own descriptors, so a terminal, a pipe or /dev/full is
+// what it writes to.
 //
 // It serves only clients it can give exactly what the real lab would have had: its own user,
 // namespaces and root (a sandboxed client runs the real lab in its sandbox), and the same
@@ -43,10 +44,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <set>
 
 #include "fast_lab.h"
+#include "run.h"
 
 namespace {
 
@@ -133,39 +134,94 @@ const Loaded& loaded(uint32_t program) {
   return l;
 }
 
-// --- the child: becomes the client's lab ------------------------------------------------
+// --- a run: a process of its own for each client -------------------------------------------
+// This process serves many clients at once; the engine (engine/run.h) runs one lab and waits for
+// it. So each client gets a handler, a child of this process that asks the engine to run the
+// program's main, passes the client's signals on and sends back how the lab ended; the engine
+// makes the lab's process, sets it up and kills what it leaves, as for every other run of a lab.
 
-[[noreturn]] void become_lab(Request& r, std::vector<char*>& argv, std::vector<char*>& env,
-                             pid_t server, const Loaded& module) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);     // never outlives the server
-  if (getppid() != server) _exit(125);  // it died before that was set
-  setpgid(0, 0);                        // its leftovers are killed with its group
-  if (!take_descriptors(r) || !take_context(r, argv, env)) _exit(125);  // limits checked before
+struct Handled {
+  int client;  // the connection
+  int stop;    // a signalfd: SIGTERM (the server's stop, or its end: PR_SET_PDEATHSIG)
+  pid_t lab = -1;
+};
 
+// A message from the client during its run: a signal, passed on to the lab (false); or its
+// end, when it went away (killed), or nonsense: true, the engine then cancels the run.
+bool client_went_away(Handled& h) {
+  Record m;
+  ssize_t n = recv(h.client, &m, sizeof m, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
+  if (n == ssize_t(sizeof m) && m.kind == kSignal && m.value > 0 && m.value < NSIG) {
+    if (h.lab > 0) kill(h.lab, m.value);
+    return false;
+  }
+  return true;
+}
+
+// The program's main, in the engine's child: the module's constructors (as a program's, run
+// before main) when this process loaded it, else the module loaded here.
+int run_main(uint32_t program, const Loaded& module, std::vector<char*>& argv) {
   int (*lab_main)(int, char**) = module.main;
   if (lab_main) {
-    module.init();  // its constructors, as a program's run before main
+    module.init();
   } else {
-    void* lab = dlopen(kModules[r.fixed.program], RTLD_NOW | RTLD_LOCAL);
+    void* lab = dlopen(kModules[program], RTLD_NOW | RTLD_LOCAL);
     lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
   }
   if (!lab_main) {
     std::fprintf(stderr, "lab04_fast: could not load the lab: %s\n", dlerror());
-    _exit(127);
+    return 127;
   }
   int status = lab_main(int(argv.size()) - 1, argv.data());
-  std::fflush(nullptr);  // what exit() would do for the lab's output
-  _exit(status);         // not exit(): LibTorch's state is the server's copy
+  std::fflush(nullptr);  // what exit() would do for the lab's output; then the engine's _exit,
+  return status;         // not exit(): LibTorch's state is the server's copy
+}
+
+// The handler (in the child of this process's fork): runs the client's lab in the client's
+// folder, with its descriptors 0, 1 and 2 and the rest of its context (take_context: its
+// limits, checked before, its signals, umask, environment), and ends with the run.
+[[noreturn]] void handle(int fd, Request& r, std::vector<char*>& argv, std::vector<char*>& env,
+                         pid_t server, const Loaded& module) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);   // blocked, as in this process: read from `stop` below
+  if (getppid() != server) _exit(0);  // it died before that was set
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  Handled h{fd, signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK)};
+  if (h.stop < 0 || fchdir(working_folder(r)) != 0) {
+    send_record(fd, kRefused);  // the client runs the real lab
+    _exit(0);
+  }
+  engine::Job job;
+  job.wall_ms = 0;          // the client's own limits bound it, as the real lab's
+  job.capture = false;      // it writes to the client's descriptors
+  job.own_session = false;  // a process group of its own, in the server's session
+  for (int i = 0, at = 0; i < 3; ++i)
+    job.given[i] = (r.fixed.fds >> i) & 1 ? r.fds[at++] : engine::kClosed;
+  job.enter = [&] {
+    if (!take_context(r, argv, env)) _exit(125);
+  };
+  job.lab = [&] { return run_main(r.fixed.program, module, argv); };
+  job.started = [&](pid_t lab) {
+    h.lab = lab;
+    send_record(fd, kGo, lab);  // (a client gone by now: the run is cancelled below)
+  };
+  job.wake_on = {fd, h.stop};
+  job.woken = [&](int woke) { return woke == h.stop || client_went_away(h); };
+  engine::Run run = engine::run(job);
+  if (run.stopped == engine::Stopped::kStart) send_record(fd, kRefused);
+  // Cancelled: the client went away, or the server is stopping; no answer, and the client
+  // says that the server ended during the run.
+  if (run.stopped == engine::Stopped::kNo) send_record(fd, kEnded, run.status);
+  _exit(0);
 }
 
 // --- the server -----------------------------------------------------------------------------
 
-struct Session {
-  int fd = -1;  // the client's connection; -1 once it went away
-  pid_t pid = -1;
-};
-std::map<pid_t, Session> g_runs;
+std::set<pid_t> g_handlers;  // one for each run
 int g_listen = -1;
+int g_signals = -1;
 int g_quitter = -1;  // the connection that asked to stop: closed when this process exits
 
 void say(const char* what) { std::fprintf(stderr, "lab04_fast_server: %s\n", what); }
@@ -227,54 +283,22 @@ void accept_client() {
     return;
   }
   const Loaded& module = loaded(r.fixed.program);
+  std::fflush(nullptr);  // nothing of this process's buffers is written twice
   pid_t server = getpid(), pid = fork();
-  if (pid == 0) become_lab(r, argv, env, server, module);
-  close_received(r);  // the lab's, not this process's: a pipe must close when the lab ends
-  if (pid < 0 || !send_record(fd, kGo, pid)) {
-    if (pid > 0) kill(pid, SIGKILL);  // its client is gone; reaped below
-    if (pid < 0) send_record(fd, kRefused);
-    close(fd);
-    if (pid > 0) g_runs[pid] = Session{-1, pid};
-    return;
+  if (pid == 0) {
+    for (int own : {g_listen, g_signals, g_quitter})
+      if (own >= 0) close(own);  // the server's, not the run's
+    handle(fd, r, argv, env, server, module);
   }
-  g_runs[pid] = Session{fd, pid};
-}
-
-void kill_run(Session& s) {
-  kill(-s.pid, SIGKILL);
-  kill(s.pid, SIGKILL);
-}
-
-// A message from a client during its run: a signal to pass on, or its end (it was killed).
-void hear_client(Session& s) {
-  Record m;
-  ssize_t n = recv(s.fd, &m, sizeof m, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  if (n == ssize_t(sizeof m) && m.kind == kSignal && m.value > 0 && m.value < NSIG) {
-    kill(s.pid, m.value);
-    return;
-  }
-  kill_run(s);  // the client went away (or spoke nonsense): its lab goes too
-  close(s.fd);
-  s.fd = -1;
+  if (pid < 0) send_record(fd, kRefused);
+  if (pid > 0) g_handlers.insert(pid);
+  close_received(r);  // the handler's now: a pipe must close when the lab ends
+  close(fd);
 }
 
 void reap() {
-  for (;;) {
-    siginfo_t info{};  // who ended, left unreaped: its group is killed while its pid is held
-    if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
-    pid_t pid = info.si_pid;
-    kill(-pid, SIGKILL);  // what the lab left behind in its group
-    int status = 0;
-    waitpid(pid, &status, 0);
-    auto it = g_runs.find(pid);
-    if (it == g_runs.end()) continue;
-    if (it->second.fd >= 0) {
-      send_record(it->second.fd, kEnded, status);
-      close(it->second.fd);
-    }
-    g_runs.erase(it);
-  }
+  int status = 0;
+  for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) g_handlers.erase(pid);
 }
 
 int serve(int lock) {
@@ -297,10 +321,10 @@ int serve(int lock) {
   sigemptyset(&handled);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGXCPU}) sigaddset(&handled, sig);
   sigprocmask(SIG_BLOCK, &handled, nullptr);
-  int signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  g_signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
 
   g_listen = listen_at(g_place, 64);
-  if (signals < 0 || g_listen < 0) {
+  if (g_signals < 0 || g_listen < 0) {
     std::fprintf(stderr, "lab04_fast_server: cannot listen on %s: %s\n", g_place.socket.c_str(),
                  std::strerror(errno));
     return 1;
@@ -312,37 +336,31 @@ int serve(int lock) {
   timespec idle_since{};
   clock_gettime(CLOCK_MONOTONIC, &idle_since);
   for (;;) {
-    if (g_runs.empty() && g_listen < 0) break;  // stopping, and the last run has ended
-    std::vector<pollfd> fds = {{signals, POLLIN, 0}, {g_listen, POLLIN, 0}};
-    for (auto& [pid, s] : g_runs) fds.push_back({s.fd, POLLIN, 0});
-    int ready = poll(fds.data(), fds.size(), g_runs.empty() ? 1000 : -1);
+    if (g_handlers.empty() && g_listen < 0) break;  // stopping, and the last run has ended
+    pollfd fds[2] = {{g_signals, POLLIN, 0}, {g_listen, POLLIN, 0}};
+    int ready = poll(fds, 2, g_handlers.empty() ? 1000 : -1);
     if (ready < 0 && errno != EINTR) return 1;
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!g_runs.empty()) idle_since = now;
-    if (g_runs.empty() && (now.tv_sec - idle_since.tv_sec >= kIdleSeconds || stale()))
+    if (!g_handlers.empty()) idle_since = now;
+    if (g_handlers.empty() && (now.tv_sec - idle_since.tv_sec >= kIdleSeconds || stale()))
       stop_listening();  // idle, or rebuilt: gone without waiting for a client to see it
     if (ready <= 0) continue;
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info{};
-      while (read(signals, &info, sizeof info) == sizeof info) {
+      while (read(g_signals, &info, sizeof info) == sizeof info) {
         if (info.ssi_signo == SIGCHLD) {
           reap();
         } else if (info.ssi_signo == SIGXCPU) {
           stop_listening();  // out of CPU time: the runs end, then this process
         } else {
           stop_listening();
-          for (auto& [pid, s] : g_runs) kill_run(s);
+          for (pid_t handler : g_handlers) kill(handler, SIGTERM);  // each cancels its run
         }
       }
     }
-    for (size_t i = 2; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      for (auto& [pid, s] : g_runs)
-        if (s.fd == fds[i].fd) hear_client(s);
-    }
     if (g_listen >= 0 && (fds[1].revents & POLLIN)) accept_client();
-    reap();  // a child that ended while this loop ran
+    reap();  // a handler that ended while this loop ran
   }
   return 0;  // g_quitter closes with this process: `stop` returns
 }

@@ -8,7 +8,8 @@ usage: gradescope_test.py WORK_DIR LAB_CPP LAB LESSON
   LESSON    the lesson, built (to write a lab that prints its answers)
 
 make_starter.py --autograder writes the zip; it is unpacked into WORK_DIR/autograder/source
-as Gradescope does, the submission goes into .../submission, and run_autograder runs with
+as Gradescope does, setup.sh builds it and keeps the grader's pre-flight (build/lab04_preflight),
+the submission goes into .../submission, and run_autograder runs with
 AUTOGRADER_ROOT pointing there. Its results.json must hold a test per STEP whose scores add
 up to its total, and that total must equal check_lab.py --grade's score for the built lab on the same draw of cases
 (results.json names it). Each submission is graded on cases drawn anew: a lab that only
@@ -72,6 +73,11 @@ def main(argv):
     if setup.returncode != 0:
         return checklist.report([("setup.sh builds the project", False, (setup.stdout + setup.stderr)[-2000:])])
     checks = []
+    record = os.path.join(root, "build", "lab04_preflight")
+    kept = open(record).read() if os.path.isfile(record) else ""
+    checks.append(("setup.sh runs the grader's pre-flight once and keeps its pass in the image (build/lab04_preflight), "
+                   "so that a submission runs only its own lab", kept.startswith("lab04 pre-flight passed"),
+                   kept or (setup.stdout + setup.stderr)[-2000:]))
     results, output = autograde(root, open(lab_cpp).read())
     draw = (results or {}).get("extra_data", {}).get("draw")
     checks.append(("results.json names the draw of cases it was graded on, drawn anew (not the public cases)",

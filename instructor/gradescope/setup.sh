@@ -4,7 +4,8 @@
 # PyTorch for the checker's reference, util-linux's setpriv and unshare for the sandbox),
 # from the distribution's packages; then it builds the project once, with the starter's lab
 # (the zip has no solution) and the run engine's program (lab04_runner), so that each
-# submission compiles only its lab.
+# submission compiles only its lab; and it runs the grader's pre-flight once
+# (grader/prepare_image), so that no submission runs its own.
 # AUTOGRADER_ROOT stands for /autograder, to try it elsewhere.
 set -euo pipefail
 root=${AUTOGRADER_ROOT:-/autograder}
@@ -19,3 +20,4 @@ cmake --build "$root/build" --target lab04_attention lab04_runner lab04_module
 # compile and run); it may not list or read the results.
 chmod o=x "$root"
 chmod o=rx "$root/source" "$root/build"
+"$root/source/grader/prepare_image" "$root/build" --gradescope

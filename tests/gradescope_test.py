@@ -78,6 +78,14 @@ def main(argv):
     checks.append(("setup.sh runs the grader's pre-flight once and keeps its pass in the image (build/lab04_preflight), "
                    "so that a submission runs only its own lab", kept.startswith("lab04 pre-flight passed"),
                    kept or (setup.stdout + setup.stderr)[-2000:]))
+    for words in ([], [os.path.join(root, "build")], [os.path.join(root, "nowhere"), "--gradescope"],
+                  [os.path.join(root, "build"), "--canvas"]):
+        bad = subprocess.run([os.path.join(root, "source", "grader", "prepare_image")] + words, capture_output=True,
+                             text=True)
+        checks.append(("prepare_image %s: one line on stderr naming what it takes, nothing on stdout, exit 2"
+                       % " ".join(os.path.basename(w) for w in words),
+                       bad.returncode == 2 and not bad.stdout and bad.stderr.count("\n") == 1
+                       and "--gradescope or --prairielearn" in bad.stderr, (bad.returncode, bad.stdout, bad.stderr)))
     results, output = autograde(root, open(lab_cpp).read())
     draw = (results or {}).get("extra_data", {}).get("draw")
     checks.append(("results.json names the draw of cases it was graded on, drawn anew (not the public cases)",

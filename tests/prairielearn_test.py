@@ -601,20 +601,21 @@ def reading_jobs(host, entrypoint, work, question, timeout, lab, token, said):
         # (its walk takes 5 s in each case it is run on: up to five times the timeout)
         status, data, took, output, _ = host.run(entrypoint, job, 5 * timeout, "reading-" + how.split()[0], env=env)
         seen = (data or b"").decode("utf-8", "replace")
-        said[how] = (status, allowlist_test.walked(seen), allowlist_test.markers_in(seen, token), seen[-1500:])
+        said[how] = (status, allowlist_test.walked(seen), allowlist_test.markers_in(seen, token), seen)
         print("the reading lab, %s: exit %s, read %s files, found %s" % (how, status, said[how][1],
                                                                           said[how][2] or "nothing"))
+    shown = {how: (status, count, found, seen[-1500:]) for how, (status, count, found, seen) in said.items()}
     status, count, found, seen = said["sandboxed"]
     if getattr(host, "closed", False):
         print("SKIPPED (one check): a lab that reads what it can finds /grade here, where no lab can be isolated")
     else:
         checks.append(("a lab that reads every file it can finds nothing of /grade/tests, /grade/data or the course's "
                        "files, and its results say it ran", status == 0 and bool(count) and not found,
-                       said["sandboxed"]))
+                       shown["sandboxed"]))
     checks.append(("... and without the sandbox (LAB_SANDBOX=none, info.json's opt-in) the same lab finds them (the "
                    "check can fail), and its results say it was not isolated",
                    {"TESTS", "DATA"} <= set(said["without a sandbox"][2]) and "not isolated" in said["without a sandbox"][3].lower(),
-                   said["without a sandbox"]))
+                   shown["without a sandbox"]))
     # Where nothing keeps /grade from the lab, and info.json does not opt in: the job fails.
     ways = [("LAB_SANDBOX=none", {"LAB_SANDBOX": "none", "LAB04_GRADE_UNISOLATED": ""}, None)]
     if isinstance(host, RealDocker):

@@ -287,7 +287,7 @@ def through_the_class(build, made, token, work, namespaces=True):
              "the earlier term or --hide's place, and its line says what it was kept out of and that the rest is "
              "readable (its compile's too: no root of its own claimed)",
              count and not {"CLASSMATE", "TERM", "HIDDEN_CASES"} & set(found) and "kept out of" in line
-             and "it may read too" in line and "root of its own" not in line, seen[-1500:]),
+             and "it may read too" in line and "in a root of its own" not in line, (line, seen[-1500:])),
             ("the class grader without namespaces leaves no ACL behind on the places it closed", not left, left)]
 
 

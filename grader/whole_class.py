@@ -181,8 +181,11 @@ def preflight(pool, args, paths, compile_command, full=True):
                             gradebook.fmt(row.max_score), row.status, " ".join(row.diagnosis.split())[:300]))
         kept = "%s %s" % (row.run_sandbox, row.compile_isolation)
         if record and not os.path.exists(record):  # the first pass kept (the image's): a job's own never
-            with open(record, "w") as f:
-                f.write(key + kept + "\n")
+            try:
+                with os.fdopen(os.open(record, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:  # the grader's
+                    f.write(key + kept + "\n")
+            except FileExistsError:  # another job's, kept meanwhile
+                pass
     runs, compiles = kept.split(" ", 1)
     if args.get("one") == "prairielearn" and "none" in (runs, compiles) and not args.get("grade_unisolated"):
         raise Usage("%s: nothing here keeps %s from the lab (its runs: %s; its compile: %s): not graded; a Docker "

@@ -75,9 +75,11 @@ def main(argv):
     checks = []
     record = os.path.join(root, "build", "lab04_preflight")
     kept = open(record).read() if os.path.isfile(record) else ""
-    checks.append(("setup.sh runs the grader's pre-flight once and keeps its pass in the image (build/lab04_preflight), "
-                   "so that a submission runs only its own lab", kept.startswith("lab04 pre-flight passed"),
-                   kept or (setup.stdout + setup.stderr)[-2000:]))
+    mode = os.stat(record).st_mode & 0o777 if kept else None
+    checks.append(("setup.sh runs the grader's pre-flight once and keeps its pass in the image (build/lab04_preflight, "
+                   "the grader's alone), so that a submission runs only its own lab",
+                   kept.startswith("lab04 pre-flight passed") and mode == 0o600,
+                   "mode %s: %s" % (mode and oct(mode), kept or (setup.stdout + setup.stderr)[-2000:])))
     for words in ([], [os.path.join(root, "build")], [os.path.join(root, "nowhere"), "--gradescope"],
                   [os.path.join(root, "build"), "--canvas"]):
         bad = subprocess.run([os.path.join(root, "source", "grader", "prepare_image")] + words, capture_output=True,

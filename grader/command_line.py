@@ -125,9 +125,13 @@ def _results(platform):
 
 
 def _preflight_record(value):
-    if not value or not os.path.isdir(os.path.dirname(os.path.abspath(value))) or os.path.isdir(value):
+    folder = os.path.dirname(os.path.abspath(value or "."))
+    if not value or not os.path.isdir(folder) or os.path.isdir(value):
         raise Usage("--preflight-record takes a file to keep a passed pre-flight in, in a folder that exists, "
                     "not %r" % (value or "")[:80])
+    if not os.path.exists(value) and not os.access(folder, os.W_OK | os.X_OK):
+        raise Usage("--preflight-record %r: its folder %s is not yours to write, so a pass could not be kept: run "
+                    "as the folder's owner, or name a file in a folder you can write" % (value[:80], folder[:80]))
     return os.path.abspath(value)
 
 

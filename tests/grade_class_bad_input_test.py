@@ -13,7 +13,7 @@ not of one class (other points, the same shard twice, a shard missing, other stu
 without the columns it needs or not CSV (an identifier that fits two students is no bad
 input: lms_rows_test.py); --canvas-column
 alone; an LMS export given to one shard; a --draw that is not a seed, a --shard without
---draw, shards of different draws to merge.
+--draw, shards of different draws to merge; a --preflight-record in a folder the grader cannot write.
 """
 import json
 import os
@@ -173,10 +173,24 @@ def main(argv):
         ("an LMS export given to a shard", ["--shard", "1/2", "--moodle-gradebook", j("moodle_twice.csv"), cls, new],
          "give them to --merge"),
     ]
+    # A record in a folder the grader cannot write (a read-only image layer, a build of another
+    # user's): refused before anything is graded, not kept in vain after the pre-flight. Root
+    # writes any folder, so for root the folder is made read-only in a mount namespace.
+    os.makedirs(j("read_only"))
+    graded_as = [sys.executable, GRADE_CLASS]
+    if os.geteuid() == 0:
+        read_only = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                     'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"', j("read_only")] + graded_as
+    else:
+        os.chmod(j("read_only"), 0o555)
+        read_only = graded_as
+    cases.append(("--preflight-record in a folder the grader cannot write",
+                  ["--prebuilt", "--preflight-record", j("read_only", "record"), cls, new], "is not yours to write"))
     checks = []
     for what, args, says in cases:
         before = snapshot(work)
-        done = subprocess.run([sys.executable, GRADE_CLASS] + args, capture_output=True, text=True)
+        done = subprocess.run((read_only if "read_only" in " ".join(args) else graded_as) + args, capture_output=True,
+                              text=True)
         lines = done.stderr.splitlines()
         ok = (done.returncode == 2 and done.stdout == "" and len(lines) == 1 and lines[0].startswith("grade_class: ")
               and says in lines[0] and snapshot(work) == before and not os.path.exists(new))

@@ -31,10 +31,10 @@ usage: grade_class.py [-j N] [--shard I/N] [--draw SEED|public] [--points P1,...
                the lab (a container run as a user, not as root, with no user namespaces);
                without it such a submission is not graded (exit 2), and the job fails
   --preflight-record FILE  with --prebuilt: a pre-flight that passed is kept in FILE (in a
-               folder the grader can write) when there is none yet, and a later run skips its own when FILE holds this build,
-               lesson and sandbox (a grader image keeps one when it is built, so that each job
-               grades the submission alone: instructor/prairielearn/run_grader --prepare);
-               else the pre-flight runs as always
+               folder the grader can write) when there is none yet, and a later run skips its
+               own when FILE holds this build, lesson and sandbox (a grader image keeps one when
+               it is built, so that each job grades the submission alone: instructor/
+               prairielearn/run_grader --prepare); else the pre-flight runs as always
   --hide PATH  a folder or file no lab's run may see where a sandbox hides a list of places
                (a user's without bubblewrap: the class's folder and the project are hidden
                always; a root of its own holds none of them); may be given more than once

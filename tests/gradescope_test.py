@@ -158,6 +158,18 @@ def main(argv):
     checks.append(("a fault of the grader's own is never a grade: no results.json, exit 1, the reason said",
                    results is None and output.endswith("exit 1") and "NOT GRADED" in output,
                    json.dumps(results)[:1000] if results else output[-2000:]))
+    # PrairieLearn's image where no lab can be isolated (a build run as a user; a machine whose /
+    # is closed): the pass is kept all the same, saying so, and each job decides by its own opt-in
+    # (prairielearn_test). The image's build failed there before.
+    record = os.path.join(root, "build", "lab04_preflight")
+    os.rename(record, record + ".gradescope")
+    prepared = subprocess.run([os.path.join(root, "source", "grader", "prepare_image"), os.path.join(root, "build"),
+                               "--prairielearn"], capture_output=True, text=True, env=dict(os.environ, LAB_SANDBOX="none"))
+    kept = open(record).read() if os.path.isfile(record) else ""
+    os.replace(record + ".gradescope", record)
+    checks.append(("prepare_image --prairielearn where no lab can be isolated keeps the pass, saying how it ran (the "
+                   "jobs decide by their opt-in)", prepared.returncode == 0 and kept.rstrip().endswith("isolated: none none"),
+                   (prepared.returncode, prepared.stderr[-600:], kept)))
     return checklist.report(checks)
 
 

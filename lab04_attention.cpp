@@ -1,12 +1,18 @@
 // LAB 04 in C++: causal self-attention, one head or several, built step by step with LibTorch.
 //
-// Aims: walk through self-attention in seven printed steps, in the order a transformer runs
-// them (queries, keys and values; scores; the causal mask; softmax; the weighted sum of the
-// values; two checks); print, for the same seed and sizes, exactly what the course's Python
-// lab prints; and be edited: change a step, rebuild, run, and watch what the numbers do.
+// Aims: walk through self-attention in the order a transformer runs it (queries, keys and
+// values; scores; the causal mask; softmax; the weighted sum of the values; two checks); print,
+// for the same seed and sizes, exactly what the course's Python lab prints; and be edited:
+// change a step, rebuild, run, and watch what the numbers do.
 //
-// Read it top-down: the settings, then main(), which is the lesson, STEP 1 to STEP 7. The
-// machinery (options, printing, the heatmap) comes after main, each helper named for its job.
+// What a run prints: five headers, STEP 1, STEP 2, STEP 3-5 (the weights, which STEP 3 to
+// STEP 5 make together), STEP 6 and STEP 7, with the numbers of each. With --heads N, STEP 2
+// to STEP 7 come once for each head, under a line "HEAD h of N", and then STEP 8 joins the
+// heads. --verbose also prints every tensor in between.
+//
+// Read it top-down: the settings, the layers (Head, MultiHeadAttention), then main(), which is
+// the lesson, STEP 1 to STEP 8. The machinery (options, printing, the heatmap) comes after
+// main, each helper named for its job; just before main stand the ones it calls.
 //
 // Build:           cmake --preset default && cmake --build --preset default   (README.md)
 // After an edit:   cmake --build --preset default --target lab04_attention && build/lab04_attention
@@ -16,9 +22,20 @@
 #include <torch/utils.h>              // torch::manual_seed, torch::NoGradGuard
 #include <torch/version.h>            // TORCH_VERSION_MAJOR: which fused attention there is
 
+#include <dlfcn.h>   // dlsym, to reach OpenBLAS's thread setting
+#include <getopt.h>  // getopt_long: the C library's option parser
+#include <unistd.h>  // isatty
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,35 +60,7 @@ struct Options {
 constexpr double kCausalLimit = 1e-9;  // STEP 7: largest weight allowed on a future token
 
 // ---------------------------------------------------------------------------
-// The machinery main() uses, defined after it.
-
-struct ParseResult {
-  Options options;
-  std::string error;  // one line; empty when the arguments were accepted
-};
-ParseResult parse_options(int argc, char** argv);  // reads the options; never prints or exits
-void print_usage();                                // --help
-void print_rows(const torch::Tensor& m, int64_t digits, const char* indent);  // "t0: [...]"
-void peek(const Options& opt, const char* name, const torch::Tensor& t);      // --verbose; expect()
-void print_weights(const Options& opt, const torch::Tensor& weights);  // "t0: [...]"; --heatmap
-std::string size_text(const torch::Tensor& t);                         // "4x6"
-void announce_head(int64_t h, int64_t n);               // "HEAD h of n", with several heads
-std::string head_label(int64_t h, int64_t n);           // "head h: ", with several heads
-const char* what_failed(bool sums_ok, bool causal_ok);  // STEP 7's message on failure
-void use_a_fixed_number_of_threads();                   // same bits on every run
-int finish_output(int status);  // flushes stdout; exit 3 if the output could not be written
-struct Head;
-int check_with_fused_attention(const Options& opt, const torch::Tensor& x,
-                               const std::vector<Head>& heads, const torch::Tensor& joined);
-[[noreturn]] void not_written_yet(int step, const char* hint);  // a starter's blank: exit 4
-// Thrown when a step's tensor is not what the code after it takes (expect(), below): main says
-// what the tensor is and what was expected, and exits 5.
-struct NotTheLessonsTensor : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// ---------------------------------------------------------------------------
-// The lesson.
+// The layers the lesson runs.
 
 // One head's learned layers, as gpt.py's Head: a key, a query and a value map, each from C
 // numbers to HEAD, without bias, created in that order: the order in which the Python lab
@@ -95,6 +84,31 @@ struct MultiHeadAttention {
     if (N > 1) proj = torch::nn::Linear(N * HEAD, C);
   }
 };
+
+// ---------------------------------------------------------------------------
+// What main() calls: the machinery, defined after main.
+
+struct ParseResult {
+  Options options;
+  std::string error;  // one line; empty when the arguments were accepted
+};
+ParseResult parse_options(int argc, char** argv);  // reads the options; never prints or exits
+void print_usage();                                // --help
+void use_a_fixed_number_of_threads();              // same bits on every run
+void peek(const Options& opt, const char* name, const torch::Tensor& t);  // --verbose; checks t
+void print_weights(const Options& opt, const torch::Tensor& weights);     // "t0: [...]"; --heatmap
+std::string size_text(const torch::Tensor& t);                            // "4x6"
+void announce_head(int64_t h, int64_t n);               // "HEAD h of n", with several heads
+std::string head_label(int64_t h, int64_t n);           // "head h: ", with several heads
+const char* what_failed(bool sums_ok, bool causal_ok);  // STEP 7's message on failure
+int check_with_fused_attention(const Options& opt, const torch::Tensor& x,
+                               const std::vector<Head>& heads, const torch::Tensor& joined);
+int finish_output(int status);  // flushes stdout; exit 3 if the output could not be written
+int stopped_by(const std::exception_ptr& error);  // a tensor the lesson cannot take, exit 5; else 3
+[[noreturn]] void not_written_yet(int step, const char* hint);  // a starter's blank: exit 4
+
+// ---------------------------------------------------------------------------
+// The lesson.
 
 #ifndef LAB04_NO_MAIN
 int main(int argc, char** argv) try {
@@ -225,33 +239,13 @@ int main(int argc, char** argv) try {
   std::printf(
       "\nYou just computed self-attention with real torch tensors. Next: run several heads.\n");
   return finish_output(0);
-} catch (const NotTheLessonsTensor& e) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "lab04_attention: %s\n", e.what());
-  return 5;
-} catch (const std::exception& e) {
-  // LibTorch reports errors (out of memory, say) as exceptions; print the first line.
-  const std::string what = e.what();
-  std::fprintf(stderr, "lab04_attention: LibTorch error: %s\n",
-               what.substr(0, what.find('\n')).c_str());
-  return 3;
+} catch (...) {
+  return stopped_by(std::current_exception());
 }
 #endif  // LAB04_NO_MAIN
 
 // ===========================================================================
 // The machinery. Nothing below changes the arithmetic of the lesson.
-
-#include <dlfcn.h>   // dlsym, to reach OpenBLAS's thread setting
-#include <getopt.h>  // getopt_long: the C library's option parser
-#include <unistd.h>  // isatty
-
-#include <algorithm>
-#include <cerrno>
-#include <charconv>
-#include <cstdlib>
-#include <cstring>
-#include <limits>
-#include <vector>
 
 constexpr int64_t kMaxSize = 4096;  // largest --tokens, --embed and --head
 constexpr int64_t kMaxHeads = 16;   // largest --heads: each head prints its weights
@@ -483,23 +477,24 @@ std::string kind_of(const torch::Tensor& t) {
   return "a (" + dims + ") tensor of " + std::string(c10::toString(t.scalar_type()));
 }
 
-// The head the lesson is computing (announce_head() sets it), for the message below; -1 with one.
-int64_t head_now = -1;
+// Thrown when a step's tensor is not what the code after it takes (expect(), below): main
+// then says what the tensor is and what was expected, and exits 5 (stopped_by()).
+struct NotTheLessonsTensor : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Stops the lab (main exits 5) with a line that names a step's tensor, what it is and what the
 // code after the step takes: "STEP 5: weights is a (1, 4, 4) tensor of Float; ...".
 [[noreturn]] void not_the_lessons(const Options& opt, const LessonTensor& lesson,
                                   const torch::Tensor& t) {
-  const std::string head =
-      head_now >= 0 && lesson.step < 8 ? "head " + std::to_string(head_now) + ": " : "";
   const std::string step = "STEP " + std::to_string(lesson.step);
   const std::string wanted = std::string("(") + lesson.rows + ", " + lesson.cols + ") = (" +
                              std::to_string(size_named(opt, lesson.rows)) + ", " +
                              std::to_string(size_named(opt, lesson.cols)) + "), of Float";
   if (!t.defined())
-    throw NotTheLessonsTensor(head + step + ": " + lesson.variable + " has no value: " + step +
+    throw NotTheLessonsTensor(step + ": " + lesson.variable + " has no value: " + step +
                               " must give it one, " + wanted);
-  throw NotTheLessonsTensor(head + step + ": " + lesson.variable + " is " + kind_of(t) +
+  throw NotTheLessonsTensor(step + ": " + lesson.variable + " is " + kind_of(t) +
                             "; the lesson's code after " + step + " takes " + wanted);
 }
 
@@ -595,7 +590,6 @@ void print_heatmap(const torch::Tensor& weights) {
 
 // With several heads, each head's part of the output starts with its number.
 void announce_head(int64_t h, int64_t n) {
-  head_now = n > 1 ? h : -1;
   if (n > 1) std::printf("\nHEAD %lld of %lld\n", (long long)h, (long long)n);
 }
 
@@ -690,6 +684,25 @@ int finish_output(int status) {
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
   std::fprintf(stderr, "lab04_attention: cannot write the output: %s\n", std::strerror(errno));
   return 3;
+}
+
+// How main ends when a step throws: on a tensor the lesson's code cannot take, the line that
+// says which and why, exit 5; on LibTorch's own errors (out of memory, say), their first line,
+// exit 3.
+constexpr int kNotTheLessonsTensor = 5;
+int stopped_by(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const NotTheLessonsTensor& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "lab04_attention: %s\n", e.what());
+    return kNotTheLessonsTensor;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    std::fprintf(stderr, "lab04_attention: LibTorch error: %s\n",
+                 what.substr(0, what.find('\n')).c_str());
+    return 3;
+  }
 }
 
 // In a starter (the lab with steps left for the student; see the README), a TODO stands where

@@ -296,9 +296,12 @@ def said_line(err):
 
 
 # The line the lab writes when it stops on a tensor the lesson's code cannot take (exit
-# EXIT_NOT_THE_LESSONS_TENSOR): "lab04_attention: [head H: ]STEP N: VARIABLE is ..." or
-# "... has no value ...". Its STEP and variable name the tensor of TENSORS.
+# EXIT_NOT_THE_LESSONS_TENSOR): "lab04_attention: STEP N: VARIABLE is ..." or "... has no
+# value ...". Its STEP and variable name the tensor of TENSORS. Labs handed out before this
+# lab named the head there too ("head H: STEP N: ..."); now the head is the last one the run
+# announced on stdout ("HEAD h of N"), which the lab flushes before it writes the line.
 REFUSED = re.compile(r"^lab04_attention: (?:head (\d+): )?STEP (\d): (\w+) (?:is|has no value)")
+ANNOUNCED = re.compile(r"^HEAD (\d+) of \d+$")
 VARIABLES = {("1", "x"): "x", ("2", "q"): "q", ("2", "k"): "k", ("2", "v"): "v", ("3", "scores"): "scores",
              ("4", "scores"): "masked scores", ("5", "weights"): "weights", ("6", "out"): "out"}
 
@@ -308,7 +311,11 @@ def refusal(run):
     with EXIT_NOT_THE_LESSONS_TENSOR and said which; else None."""
     m = REFUSED.match(run.err.strip()) if run.status == cases.EXIT_NOT_THE_LESSONS_TENSOR and run.err else None
     name = m and VARIABLES.get((m.group(2), m.group(3)))
-    return {"head": int(m.group(1) or 0), "step": m.group(2), "name": name} if name else None
+    if not name:
+        return None
+    announced = [int(a.group(1)) for line in run.lines for a in [ANNOUNCED.match(line)] if a]
+    head = int(m.group(1)) if m.group(1) else (announced[-1] if announced else 0)
+    return {"head": head, "step": m.group(2), "name": name}
 
 
 def order(name):

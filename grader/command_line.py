@@ -1,9 +1,13 @@
-"""command_line.py: the class grader's command line, read into the values it names (a dict:
-parse_args), every bad input refused with one line (Usage). The usage itself is
-grade_class.py's docstring.
+"""command_line.py: the class grader's command line: its options, each defined once in a
+table (OPTIONS: names, what it takes, how its value is read, its default, what it does, and
+where grade_on_slurm.py sends it), from which come the parser (parse_args: a dict of the values
+they name, every bad input refused with one line, Usage), grade_class.py's --help (usage())
+and grade_on_slurm.py's split between the shards and the merge.
 """
 import argparse
 import os
+import textwrap
+from typing import Callable, NamedTuple, Optional
 
 import cases
 import deadlines
@@ -135,39 +139,170 @@ def _preflight_record(value):
     return os.path.abspath(value)
 
 
+class Option(NamedTuple):
+    """One option of grade_class.py. value: what it takes, as the usage names it ("" for a
+    flag); read: its value read, or a Usage; slurm: where grade_on_slurm.py sends it ("shard":
+    to every shard, "merge", "both"), or why it does not take it."""
+    names: tuple
+    value: str
+    dest: str
+    read: Optional[Callable]
+    default: object
+    words: str
+    slurm: str
+    many: bool = False  # may be given more than once: a list
+    given: bool = True  # a flag's value when it is given
+
+
+def _cores():
+    return os.cpu_count() or 1
+
+
+OPTIONS = (
+    Option(("-j", "--jobs"), "N", "jobs", _jobs, _cores, "labs graded at once (default: one per core)", "shard"),
+    Option(("--shard",), "I/N", "shard", _shard, (1, 1),
+           "grade only every Nth student, from the Ith (1 <= I <= N), for a job array; then --merge the N GRADES "
+           "folders into one; needs --draw, the same for every shard", "the shards are this command's"),
+    Option(("--merge",), "", "merge", None, False,
+           "merge the GRADES folders of the shards (SHARD_GRADES ...) into GRADES, as one machine would have "
+           "written it", "the merge is this command's"),
+    Option(("--draw",), "SEED", "draw", _draw, None,
+           "the seed of the draw of cases to grade on (cases.draw_grade_cases): a case of each kind of the public "
+           "grade cases, with seeds and sizes no student has seen. By default a new draw each time, from the "
+           "system's randomness; the summary and class.json name its seed, and a regrade with --draw SEED grades "
+           "on the same cases. --draw public grades on the public cases, which every student's checker knows (a "
+           "lab that prints their answers would score full marks)", "shard"),
+    Option(("--points",), "P1,...,P7", "points", _checked(cases.parse_points), lambda: [1.0] * cases.STEPS,
+           "each STEP's points, as check_lab.py --grade takes them", "shard"),
+    Option(("--timeout",), "S", "timeout", _timeout, CLASS_TIMEOUT,
+           "seconds a run of a case may take, as check_lab.py --grade takes them", "shard"),
+    Option(("--build",), "DIR", "build", _build, os.path.join(ROOT, "build"),
+           "the project's build (default build/), which the grader builds first (its run engine and the lesson's "
+           "module)", "shard"),
+    Option(("--prebuilt",), "", "prebuilt", None, False,
+           "--build is built already: build nothing (grade_on_slurm.py builds it once before its tasks, which "
+           "share its folder)", "the build is this command's"),
+    Option(("--grade-unisolated",), "", "grade_unisolated", None, False,
+           "with --prairielearn: grade even where nothing keeps /grade (--hide) from the lab (a container run as "
+           "a user, not as root, with no user namespaces); without it such a submission is not graded (exit 2), "
+           "and the job fails", "it is for PrairieLearn's one submission"),
+    Option(("--preflight-record",), "FILE", "preflight_record", _preflight_record, None,
+           "with --prebuilt: a pre-flight that passed is kept in FILE (in a folder the grader can write) when "
+           "there is none yet, and a later run skips its own when FILE holds this build, lesson and sandbox (a "
+           "grader image keeps one when it is built, so that each job grades the submission alone: instructor/"
+           "prairielearn/run_grader --prepare); else the pre-flight runs as always",
+           "it is for a grader image's build, which does not change"),
+    Option(("--hide",), "PATH", "hide", _hidden, None,
+           "a folder or file no lab's run may see where a sandbox hides a list of places (a user's without "
+           "bubblewrap: the class's folder and the project are hidden always; a root of its own holds none of "
+           "them); may be given more than once", "shard", many=True),
+    Option(("--deadline",), "TIME", "deadline", deadlines.parse_deadline, None,
+           "ISO 8601 with its zone (2026-12-01T23:59:00-05:00): a cloned repository is graded at its last "
+           "submission at or before it (later ones are said in the late column, not graded): by the server's "
+           "record of its pushes (--pushes), else by its submit/ tags (Classroom 50's), else by its commit "
+           "dates; the late column says when the time is the student's own claim (a tag or a commit date) and "
+           "which times contradict each other; Gradescope's :created_at: is compared with it", "shard"),
+    Option(("--pushes",), "FOLDER", "pushes", _pushes, None,
+           "GitHub's record of each repository's pushes, REPOSITORY.json for the folder REPOSITORY of "
+           "SUBMISSIONS, as `gh api` saves the repository activity API's answer (docs/instructors.md): a "
+           "submission's time is the time of the push that brought it, which the student cannot write. A record "
+           "that is missing or cannot be used is said in that row, timed as without one", "shard"),
+    Option(("--trusted-tags",), "", "trusted_tags", None, False,
+           "only Classroom 50's workflow can write submit/ tags in the class's repositories (a tag ruleset: "
+           "docs/instructors.md): their times are not the students' claims", "shard"),
+    Option(("--late-penalty",), "RULE", "penalty", deadlines.parse_penalty, deadlines.Penalty,
+           "none (the default), or P%/day[,max=Q%]: P% of the lab's points taken per day late (each day begun "
+           "counts whole), at most Q%; Canvas's _late files count as one day, since Canvas does not say how late",
+           "shard"),
+    Option(("--canvas-gradebook",), "EXPORT.csv", "canvas",
+           _export("canvas", "Canvas's gradebook exported (Grades, Export)"), None,
+           "Canvas's own gradebook export: also write GRADES/canvas-import.csv, the same file with this lab's "
+           "column filled in for every student it matches (grader/lms.py says how), ready to import, and list "
+           "the students it could not match on either side", "merge"),
+    Option(("--canvas-column",), "NAME", "canvas_column", _column, None,
+           "the lab's assignment in --canvas-gradebook's export (default: the one whose name says Lab 04, or a "
+           "new one)", "merge"),
+    Option(("--moodle-gradebook",), "EXPORT.csv", "moodle",
+           _export("moodle", "Moodle's grade export wrote (Grades, Export, Plain text file)"), None,
+           "Moodle's grade export (plain text): also write GRADES/moodle-import.csv: the students it matches "
+           "(grader/lms.py), each by the email address Moodle has, with this lab's grade in percent, which "
+           "Moodle's CSV import takes as it is", "merge"),
+    Option(("--no-similarity",), "", "similarity", None, True,
+           "leave out the summary's list of labs whose own code looks alike (grader/similarity.py: Debian's "
+           "sim_c++ compares what each student wrote beyond the lesson and the template; a hint to look, never "
+           "a grade), which runs by default", "both", given=False),
+    Option(("--similar-to",), "FOLDER", "similar_to", _folder_of_labs, None,
+           "also compare the class with the labs of an earlier term kept in FOLDER (any shape SUBMISSIONS may "
+           "have); may be given more than once", "merge", many=True),
+    Option(("--template",), "FILE", "templates", _template, None,
+           "a file handed out to the class (a starter of your own, say), whose lines are nobody's own code, as "
+           "the lesson's and a starter's TODO lines are not; may be given more than once", "shard", many=True),
+    Option(("--gradescope",), "RESULTS", "gradescope", _results("gradescope"), None,
+           "SUBMISSIONS is one submission (Gradescope's /autograder/submission): grade it as one student and "
+           "also write Gradescope's results.json to RESULTS (instructor/gradescope/run_autograder does); its "
+           "pre-flight asks only that the project's lab04_attention.cpp (the starter's, there) compiles and runs "
+           "to the end", "a Gradescope submission is one student"),
+    Option(("--prairielearn",), "RESULTS", "prairielearn", _results("prairielearn"), None,
+           "the same for PrairieLearn's external grader: SUBMISSIONS is its /grade/student, RESULTS its "
+           "results.json (instructor/prairielearn/run_grader does); a submission without the lab, or with more "
+           "than one, or a file that is not one, is \"gradable\": false there, which costs the student no attempt",
+           "a PrairieLearn submission is one student"),
+)
+WHERE = ("shard", "merge", "both")  # an Option's slurm, when grade_on_slurm.py takes it
+
+
 def _parser():
     parser = _Parser(prog="grade_class.py", add_help=False, allow_abbrev=False)
-
-    def option(*names, type, dest, default=None, many=False):
-        parser.add_argument(*names, type=type, dest=dest, default=[] if many else default, nargs="?", const="",
-                            action="append" if many else "store")
-    option("-j", "--jobs", type=_jobs, dest="jobs", default=os.cpu_count() or 1)
-    option("--shard", type=_shard, dest="shard", default=(1, 1))
-    option("--similar-to", type=_folder_of_labs, dest="similar_to", many=True)
-    option("--template", type=_template, dest="templates", many=True)
-    option("--draw", type=_draw, dest="draw")
-    option("--points", type=_checked(cases.parse_points), dest="points", default=[1.0] * cases.STEPS)
-    option("--timeout", type=_timeout, dest="timeout", default=CLASS_TIMEOUT)
-    option("--build", type=_build, dest="build", default=os.path.join(ROOT, "build"))
-    option("--hide", type=_hidden, dest="hide", many=True)
-    option("--deadline", type=deadlines.parse_deadline, dest="deadline")
-    option("--late-penalty", type=deadlines.parse_penalty, dest="penalty", default=deadlines.Penalty())
-    option("--pushes", type=_pushes, dest="pushes")
-    option("--canvas-gradebook", type=_export("canvas", "Canvas's gradebook exported (Grades, Export)"),
-           dest="canvas")
-    option("--moodle-gradebook", type=_export("moodle", "Moodle's grade export wrote (Grades, Export, Plain text "
-                                                        "file)"), dest="moodle")
-    option("--canvas-column", type=_column, dest="canvas_column")
-    option("--gradescope", type=_results("gradescope"), dest="gradescope")
-    option("--prairielearn", type=_results("prairielearn"), dest="prairielearn")
-    option("--preflight-record", type=_preflight_record, dest="preflight_record")
-    parser.add_argument("--trusted-tags", action="store_true", dest="trusted_tags")
-    parser.add_argument("--merge", action="store_true", dest="merge")
-    parser.add_argument("--no-similarity", action="store_false", dest="similarity")
-    parser.add_argument("--prebuilt", action="store_true", dest="prebuilt")
-    parser.add_argument("--grade-unisolated", action="store_true", dest="grade_unisolated")
+    for o in OPTIONS:
+        if o.read is None:  # a flag
+            parser.add_argument(*o.names, dest=o.dest, action="store_true" if o.given else "store_false")
+        else:  # a value; a missing one ("") is read as any other, so that its message says what it takes
+            parser.add_argument(*o.names, dest=o.dest, type=o.read, nargs="?", const="",
+                                default=[] if o.many else None, action="append" if o.many else "store")
     parser.add_argument("rest", nargs="*")
     return parser
+
+
+def usage_lines(options, width=100, margin=15):
+    """The paragraphs of options as a usage shows them: "  --name VALUE  what it does", the
+    words wrapped at width, under a margin."""
+    lines = []
+    for o in options:
+        head = "  %s%s  " % (", ".join(o.names), " " + o.value if o.value else "")
+        head = head.ljust(margin)
+        lines += textwrap.wrap(o.words, width, initial_indent=head, subsequent_indent=" " * margin,
+                               break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+def synopsis(options):
+    """The options in brackets, as a usage line names them: [--draw SEED] [--merge] ..."""
+    return ["[%s%s]" % (o.names[0], " " + o.value if o.value else "") for o in options]
+
+
+def wrapped(units, first, width=100):
+    """Units of a usage line ("[--build DIR]", "GRADES"), as many on a line as fit in width, a
+    unit never split; the lines after the first under the first's words."""
+    lines, indent = [first.rstrip()], " " * len(first)
+    for unit in units:
+        if len(lines[-1]) + 1 + len(unit) > width and lines[-1].strip() != first.strip():
+            lines.append(indent + unit)
+        else:
+            lines[-1] += " " + unit
+    return lines
+
+
+def usage(top, end):
+    """grade_class.py's --help: top (what it does), the usage lines, each option, then end."""
+    merge = [o for o in OPTIONS if o.slurm in ("merge", "both")]
+    lines = wrapped(synopsis([o for o in OPTIONS if o.dest != "merge"]) + ["SUBMISSIONS", "GRADES"],
+                    "usage: grade_class.py ")
+    lines += wrapped(synopsis(merge) + ["GRADES", "SHARD_GRADES", "..."], "       grade_class.py --merge ")
+    lines += ["  SUBMISSIONS  the class: a folder per student, Canvas's files, or Gradescope's export",
+              "               (submissions.py says which shapes it reads)",
+              "  GRADES       a folder to write, new or empty: grades.csv, feedback/<student>.txt,",
+              "               summary.md, and class.json (what --merge reads)"]
+    return "\n".join([top.strip(), ""] + lines + usage_lines(OPTIONS) + ["", end.strip()])
 
 
 def parse_args(argv):
@@ -175,8 +310,11 @@ def parse_args(argv):
     the GRADES and SUBMISSIONS or shards); Usage on bad input."""
     options, unknown = _parser().parse_known_intermixed_args(argv)
     if unknown:
-        raise Usage("unknown option %r: see the top of grader/grade_class.py" % unknown[0][:40])
+        raise Usage("unknown option %r: see grader/grade_class.py --help" % unknown[0][:40])
     args = vars(options)
+    for o in OPTIONS:  # a default that is made anew for each command line (a list, a Penalty)
+        if args[o.dest] is None or args[o.dest] == []:
+            args[o.dest] = ([] if o.many else o.default() if callable(o.default) else o.default)
     rest = args.pop("rest")
     if (args["pushes"] or args["trusted_tags"]) and not args["deadline"]:
         raise Usage("--%s times a class's repositories against its deadline: give --deadline too"

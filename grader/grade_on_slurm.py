@@ -1,22 +1,52 @@
 #!/usr/bin/env python3
 """grade_on_slurm.py: grades a class on a Slurm cluster: the class cut into shards graded by a
 job array, then merged by a job that waits for it, into the same GRADES one machine writes.
+"""
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 
-usage: grade_on_slurm.py [--tasks N] [--partition P] [--account A] [--time T] [--sbatch OPTION ...]
-                         [--no-wait] [grade_class.py's options] SUBMISSIONS GRADES
-       grade_on_slurm.py --wait GRADES    (a class submitted with --no-wait: wait for it)
-       grade_on_slurm.py --rerun GRADES   (submit again the shards that did not finish, merge)
-  SUBMISSIONS, GRADES  as grade_class.py's; GRADES is written by the merge alone, whole
-  --tasks N    shards of the class, one array task each (default 4); each task grades with as
-               many labs at once as Slurm gave it CPUs (--sbatch=--cpus-per-task=C; or give -j)
-  --partition, --account, --time   passed to sbatch for every job; --sbatch OPTION passes any
-               other of sbatch's options (--sbatch=--qos=short), and may be given more than once
-  --no-wait    submit, say the jobs, and return; --wait GRADES waits for them later
-  grade_class.py's options (-j, --draw, --points, --timeout, --build, --hide, --deadline,
-  --late-penalty, --pushes, --trusted-tags, --template, --similar-to, --no-similarity, --canvas-gradebook,
-  --canvas-column, --moodle-gradebook) go to the shards or to the merge, where each belongs;
-  without --draw, one new draw is chosen for the whole class
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "checker"))
 
+import cases  # noqa: E402
+import compile_sandbox  # noqa: E402
+import files  # noqa: E402
+import command_line  # noqa: E402
+from command_line import Option, Usage, parse_args  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRADE_CLASS = os.path.join(HERE, "grade_class.py")
+TASKS = 4
+POLL = 2  # seconds between two looks at the queue
+SLURM_TIMEOUT = 60  # seconds a Slurm command may take to answer
+
+# This command's own options; grade_class.py's (command_line.OPTIONS) say themselves where they go.
+OWN = (
+    Option(("--tasks",), "N", "tasks", str, str(TASKS),
+           "shards of the class, one array task each (default %d); each task grades with as many labs at once as "
+           "Slurm gave it CPUs (--sbatch=--cpus-per-task=C; or give -j)" % TASKS, "own"),
+    Option(("--partition",), "P", "partition", str, None, "passed to sbatch for every job", "own"),
+    Option(("--account",), "A", "account", str, None, "passed to sbatch for every job", "own"),
+    Option(("--time",), "T", "time", str, None, "passed to sbatch for every job", "own"),
+    Option(("--sbatch",), "OPTION", "sbatch", str, None,
+           "passes any other of sbatch's options (--sbatch=--qos=short) to every job; may be given more than once",
+           "own", many=True),
+    Option(("--no-wait",), "", "no_wait", None, False,
+           "submit, say the jobs, and return; --wait GRADES waits for them later", "own"),
+    Option(("--wait",), "GRADES", "wait", str, None, "wait for a class submitted with --no-wait", "own"),
+    Option(("--rerun",), "GRADES", "rerun", str, None,
+           "submit again the shards that did not finish, then the merge", "own"),
+)
+
+
+# --help prints the docstring, the usage lines and each option, made from the options' table
+# (grader/command_line.py's OPTIONS, and OWN below), then NOTES.
+NOTES = """\
 What it does, in order: builds the grader once (the run engine and the lesson's module, in
 --build), so that the tasks find it built; writes GRADES.slurm/ beside GRADES (the tasks'
 script, their logs and their shards: it must be a folder every node sees, as the build and the
@@ -33,37 +63,22 @@ or a shard did not finish (GRADES not written); 2 bad arguments, no Slurm answer
 refusing an option, or a job Slurm says can never start (nothing written in GRADES); 3 an error
 of its own.
 """
-import json
-import os
-import shlex
-import signal
-import subprocess
-import sys
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "checker"))
 
-import cases  # noqa: E402
-import compile_sandbox  # noqa: E402
-import files  # noqa: E402
-from command_line import Usage, parse_args  # noqa: E402
+def usage(top, end):
+    """The --help: top, the usage lines, this command's options, where grade_class.py's go, end."""
+    passed = [o for o in command_line.OPTIONS if o.slurm in command_line.WHERE]
+    lines = command_line.wrapped(command_line.synopsis([o for o in OWN if o.dest not in ("wait", "rerun")])
+                                 + ["[grade_class.py's options]", "SUBMISSIONS", "GRADES"], "usage: grade_on_slurm.py ")
+    lines += ["       grade_on_slurm.py --wait GRADES", "       grade_on_slurm.py --rerun GRADES",
+              "  SUBMISSIONS, GRADES  as grade_class.py's; GRADES is written by the merge alone, whole"]
+    lines += command_line.usage_lines(OWN)
+    lines += textwrap.wrap("grade_class.py's options (%s) go to the shards or to the merge, where each belongs; "
+                           "without --draw, one new draw is chosen for the whole class"
+                           % ", ".join(o.names[0] for o in passed), 100, initial_indent="  ", subsequent_indent="  ",
+                           break_on_hyphens=False)
+    return "\n".join([top.strip(), ""] + lines + ["", end.strip()])
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GRADE_CLASS = os.path.join(HERE, "grade_class.py")
-TASKS = 4
-POLL = 2  # seconds between two looks at the queue
-SLURM_TIMEOUT = 60  # seconds a Slurm command may take to answer
-
-# grade_class.py's options that take a value, and where each goes: to every shard, or to the merge.
-SHARD_VALUES = {"-j", "--jobs", "--draw", "--points", "--timeout", "--build", "--hide", "--deadline",
-                "--late-penalty", "--template", "--pushes"}
-SHARD_FLAGS = {"--trusted-tags"}
-MERGE_VALUES = {"--similar-to", "--canvas-gradebook", "--moodle-gradebook", "--canvas-column"}
-BOTH_FLAGS = {"--no-similarity"}
-NOT_HERE = {"--shard": "the shards are this command's", "--merge": "the merge is this command's",
-            "--gradescope": "a Gradescope submission is one student", "--prebuilt": "the build is this command's"}
-OWN_VALUES = {"--tasks", "--partition", "--account", "--time", "--sbatch", "--wait", "--rerun"}
-OWN_FLAGS = {"--no-wait"}
 
 # The reasons squeue gives for a pending job that Slurm will never start as it is asked.
 NEVER_STARTS = {"BadConstraints", "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "InvalidAccount",
@@ -83,42 +98,51 @@ class Failed(Exception):
 
 def split_options(argv):
     """The command line in its parts: (own options as a dict, options for each shard, options for
-    the merge, the positional arguments)."""
+    the merge, the positional arguments), each of grade_class.py's where its table says."""
+    named = {name: o for o in OWN + command_line.OPTIONS for name in o.names}
     own, shard, merge, rest = {"sbatch": []}, [], [], []
     i = 0
     while i < len(argv):
         word = argv[i]
         name, eq, value = word.partition("=") if word.startswith("--") else (word, "", "")
-        takes = name in SHARD_VALUES | MERGE_VALUES | OWN_VALUES
-        if takes and not eq:
+        option = named.get(name)
+        if option is None:
+            if word.startswith("-") and word != "-":
+                raise Usage("unknown option %r: see grader/grade_on_slurm.py --help" % word[:40])
+            rest.append(word)
+            i += 1
+            continue
+        if option.read is not None and not eq:
             if i + 1 >= len(argv):
                 raise Usage("%s takes a value" % name)
             value, i = argv[i + 1], i + 1
         i += 1
-        if name in NOT_HERE:
-            raise Usage("%s is not an option of grade_on_slurm.py: %s" % (name, NOT_HERE[name]))
-        if name in OWN_FLAGS:
-            own[name[2:].replace("-", "_")] = True
-        elif name == "--sbatch":
-            if not value.startswith("-"):
+        given = [name, value] if option.read is not None else [name]
+        if option in OWN:
+            if option.dest == "sbatch" and not value.startswith("-"):
                 raise Usage("--sbatch takes one of sbatch's own options (--sbatch=--qos=short), not %r" % value[:40])
-            own["sbatch"].append(value)
-        elif name in OWN_VALUES:
-            own[name[2:]] = value
-        elif name in SHARD_VALUES:
-            shard += [name, value]
-        elif name in MERGE_VALUES:
-            merge += [name, value]
-        elif name in BOTH_FLAGS:
-            shard.append(name)
-            merge.append(name)
-        elif name in SHARD_FLAGS:
-            shard.append(name)
-        elif word.startswith("-") and word != "-":
-            raise Usage("unknown option %r: see the top of grader/grade_on_slurm.py" % word[:40])
+            if option.many:
+                own[option.dest].append(value)
+            else:
+                own[option.dest] = value if option.read is not None else True
+        elif option.slurm not in command_line.WHERE:
+            raise Usage("%s is not an option of grade_on_slurm.py: %s" % (name, option.slurm))
         else:
-            rest.append(word)
+            shard += given if option.slurm in ("shard", "both") else []
+            merge += given if option.slurm in ("merge", "both") else []
     return own, shard, merge, rest
+
+
+def without_draw(options):
+    """options (as split_options gives them: a name, then its value if it takes one) without --draw."""
+    kept, i = [], 0
+    while i < len(options):
+        if options[i] == "--draw":
+            i += 2
+            continue
+        kept.append(options[i])
+        i += 1
+    return kept
 
 
 def slurm(words, what):
@@ -339,10 +363,10 @@ def start(argv):
     tasks = own.get("tasks", str(TASKS))
     if not tasks.isdigit() or not 1 <= int(tasks) <= 10000:
         raise Usage("--tasks takes a number of array tasks, from 1 to 10000, not %r" % tasks[:20])
-    if "--draw" not in shard_options:
-        shard_options += ["--draw", str(cases.new_draw())]
     submissions, grades = rest
-    checked = parse_args(shard_options + ["--shard", "1/%s" % tasks, submissions, grades])  # every bad input, here
+    new_draw = [] if "--draw" in shard_options else ["--draw", str(cases.new_draw())]
+    checked = parse_args(shard_options + new_draw + ["--shard", "1/%s" % tasks, submissions, grades])  # every bad input
+    shard_options = without_draw(shard_options)  # the tasks get the draw read here, checked["draw"]
     parse_args(["--merge"] + merge_options + [grades, submissions])
     if not os.path.isdir(submissions):
         raise Usage("SUBMISSIONS %r is not a folder: the class's folder" % submissions[:80])
@@ -350,15 +374,13 @@ def start(argv):
     if os.path.lexists(work):
         raise Usage("%s exists: a class was submitted there already; wait for it (--wait %s), rerun what is missing "
                     "(--rerun %s), or remove it" % (work, grades, grades))
-    draw = shard_options.pop(shard_options.index("--draw") + 1)
-    shard_options.remove("--draw")
     slurm(["sinfo", "--noheader", "--format=%P"], "a question (sinfo)")  # a controller answers, before the build
     problem = compile_sandbox.build_grader(checked["build"])
     if problem:
         raise Usage(problem)
     if "--build" not in shard_options:  # the build just built, whatever folder the tasks start in
         shard_options += ["--build", checked["build"]]
-    job = {"tasks": int(tasks), "draw": draw, "python": sys.executable, "work": work,
+    job = {"tasks": int(tasks), "draw": checked["draw"], "python": sys.executable, "work": work,
            "submissions": os.path.abspath(submissions), "grades": os.path.abspath(grades),
            "shard_options": shard_options, "merge_options": merge_options, "sbatch": own["sbatch"],
            "partition": own.get("partition"), "account": own.get("account"), "time": own.get("time")}
@@ -380,7 +402,7 @@ def start(argv):
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if argv[:1] in (["-h"], ["--help"]):
-        print(__doc__.strip())
+        print(usage(__doc__, NOTES))
         return 0
     try:
         job, no_wait = start(argv)

@@ -415,6 +415,8 @@ class Sandbox:
         if self.mode == "user" and not root_hidepid():  # no root of its own: an ACL of no right
             self.kept_out = KeptOut(self.uid, [PROJECT, os.path.dirname(os.path.realpath(lab))] + self.also_hidden)
         self.isolation = self._describe()
+        # The same line without the user id, for a class's gradebook (where each worker has its own)
+        self.isolation_of_any_student = self._describe(who="a user id")
         become_subreaper()
         atexit.register(self.close)
 
@@ -481,15 +483,17 @@ class Sandbox:
             self.lock.close()
         self.uid = self.lock = None
 
-    def _describe(self, how=""):
-        """The isolation line; how: how the lab was started, said after "the lab ran" (as root)."""
+    def _describe(self, how="", who=None):
+        """The isolation line; how: how the lab was started, said after "the lab ran" (as root);
+        who: the user it ran as (as root; by default "user id N")."""
         limits = limits_in_words(self.asan)
+        who = who or "user id %s" % self.uid
         if self.mode == "user" and root_hidepid():
-            return ("isolation: the lab ran%s as user id %d of its own (no groups, no privileges), in %s, other "
-                    "users' processes hidden; %s" % (how, self.uid, SEES, limits))
+            return ("isolation: the lab ran%s as %s of its own (no groups, no privileges), in %s, other "
+                    "users' processes hidden; %s" % (how, who, SEES, limits))
         if self.mode == "user":
-            return ("isolation: the lab ran%s as user id %d of its own (no groups, no privileges), in an empty "
-                    "folder; %s; %s" % (how, self.uid, kept_out_in_words(self.kept_out, "the project and the lab's "
+            return ("isolation: the lab ran%s as %s of its own (no groups, no privileges), in an empty "
+                    "folder; %s; %s" % (how, who, kept_out_in_words(self.kept_out, "the project and the lab's "
                                                                          "build folder"), limits))
         if self.mode == "bwrap":
             return ("isolation: bubblewrap (no network, no capabilities, its own processes, %s); %s" % (SEES, limits))

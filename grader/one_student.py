@@ -8,7 +8,6 @@ pool's job, hands it to grade_one with the student: nothing else is shared.
 """
 import hashlib
 import os
-import re
 import signal
 import tempfile
 import time
@@ -157,7 +156,7 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
             box = runner_client.ServedBox(worker.paths["runner"], module, worker.paths["runtime"],
                                           hidden=[student.folder, ROOT] + worker.hidden)
         row.run_sandbox = box.mode
-        row.isolation = re.sub(r"user id \d+ of its own", "a user id of its own", box.isolation) + "; " + \
+        row.isolation = box.isolation_of_any_student + "; " + \
             compile_sandbox.ISOLATION[worker.compiler.isolation]
         clock = time.monotonic()
         try:

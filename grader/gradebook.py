@@ -233,7 +233,7 @@ def summary_text(rows, points, meta=None, picture=None, picture_missing=None):
 def similarity_lines(found, meta):
     """The summary's part on labs whose own code looks alike (similarity.look_alike's result)."""
     if found is None:
-        return [] if meta and meta.get("shard", "1/1") != "1/1" else [
+        return [] if meta and meta.get("shard", WHOLE) != WHOLE else [
             "", "## Code that looks alike", "", "Not checked (--no-similarity)."]
     lines = ["", "## Code that looks alike", ""]
     if not found["checked"]:
@@ -377,7 +377,7 @@ def write(folder, rows, meta, exports=()):
         summary += "\n".join(plain(line, keep="") for line in export_lines(folder, export, rows)) + "\n"
     files.write_text(os.path.join(folder, "summary.md"), summary)
     with files.written(os.path.join(folder, "class.json")) as f:
-        json.dump(dict(meta, rows=[r.to_json() for r in rows]), f, indent=1)
+        json.dump(dict(meta, shard=shard_text(meta["shard"]), rows=[r.to_json() for r in rows]), f, indent=1)
     return summary, sum(1 for r in rows if r.status == Status.GRADER_ERROR)
 
 
@@ -387,6 +387,23 @@ def row_of(shard, data):
         return Row.from_json(data)
     except (TypeError, ValueError, KeyError, AttributeError):
         raise Mismatch("%s's class.json holds a row this grader cannot read: grade that shard again" % shard)
+
+
+WHOLE = (1, 1)  # a shard (I, N) that is the whole class
+
+
+def shard_text(shard):
+    """A shard (I, N) as class.json keeps it: "I/N"."""
+    return "%d/%d" % shard
+
+
+def shard_read(text, where):
+    """The shard (I, N) a class.json names (shard_text wrote it); Mismatch when it names none."""
+    m = re.fullmatch(r"(\d{1,5})/(\d{1,5})", text) if isinstance(text, str) else None
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise Mismatch("%s's class.json names no shard I/N (it says %r): grade that shard again with grade_class.py "
+                       "--shard I/N" % (where, str(text)[:20]))
+    return int(m.group(1)), int(m.group(2))
 
 
 def merge(folder, shards, exports=(), look_alike=None):
@@ -411,16 +428,16 @@ def merge(folder, shards, exports=(), look_alike=None):
             if p.get(key) != first.get(key):
                 raise Mismatch("%s and %s were graded with other %s: only shards of one class, graded "
                                "alike, can be merged" % (parts[0][0], s, what))
-        shard = p.get("shard", "1/1")
+        shard = shard_read(p.get("shard", shard_text(WHOLE)), s)
         if shard in seen:
-            raise Mismatch("%s and %s are both shard %s: each shard once" % (seen[shard], s, shard))
+            raise Mismatch("%s and %s are both shard %s: each shard once" % (seen[shard], s, shard_text(shard)))
         seen[shard] = s
         rows += [(s, r) for r in p["rows"]]
-    n = int(first.get("shard", "1/1").split("/")[1])
-    if any(int(k.split("/")[1]) != n for k in seen):
+    n = shard_read(first.get("shard", shard_text(WHOLE)), parts[0][0])[1]
+    if any(k[1] != n for k in seen):
         raise Mismatch("the shards were cut in different numbers (%s): merge the N shards of one --shard I/N"
-                       % ", ".join(sorted(seen)))
-    missing = ["%d/%d" % (i, n) for i in range(1, n + 1) if "%d/%d" % (i, n) not in seen]
+                       % ", ".join(shard_text(k) for k in sorted(seen)))
+    missing = [shard_text((i, n)) for i in range(1, n + 1) if (i, n) not in seen]
     if missing:
         raise Mismatch("shard %s is missing: merge all %d shards" % (", ".join(missing), n))
     rows = [row_of(s, r) for s, r in rows]
@@ -432,5 +449,5 @@ def merge(folder, shards, exports=(), look_alike=None):
         raise Mismatch("the shards' students are not the class's: these shards do not belong together")
     files.folder(folder)
     meta = {k: first.get(k) for k in ("cases", "draw", "points", "class", "deadline", "late_penalty")}
-    meta.update(shard="1/1", similarity=look_alike(rows) if look_alike else None)
+    meta.update(shard=WHOLE, similarity=look_alike(rows) if look_alike else None)
     return write(folder, rows, meta, exports)

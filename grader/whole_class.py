@@ -116,7 +116,7 @@ def grade(args, students):
     if tty:
         sys.stderr.write("\rgrade_class: graded %d students in %.1f s (%.2f s each, %d at once; the build "
                          "before: %.1f s)\n" % (len(rows), seconds, seconds / max(len(rows), 1), args["jobs"], build_time))
-    meta = {"cases": args["cases"], "draw": args["draw"], "points": args["points"], "shard": "%d/%d" % (i, n),
+    meta = {"cases": args["cases"], "draw": args["draw"], "points": args["points"], "shard": (i, n),
             "similarity": None, "class": [s.label for s in students],
             "deadline": args["deadline"].isoformat() if args["deadline"] else None, "late_penalty": str(args["penalty"])}
     return rows, meta

@@ -8,7 +8,8 @@ Each case: a SUBMISSIONS folder that does not exist, is a file, is empty or hold
 shape; a GRADES folder that is not empty, or is a file, or lies inside the class's folder (as a
 --similar-to folder may); a shard to merge that another user may write; a --shard that is not I/N with
 1 <= I <= N; a bad -j, --points or --timeout; an unknown option; shards to merge that are
-not of one class (other points, the same shard twice, a shard missing, other students); a
+not of one class (other points, the same shard twice, a shard missing, other students), or
+a shard whose class.json names no I/N; a
 --deadline that is not a time with a zone; a --late-penalty that is not a rule; an LMS export
 without the columns it needs or not CSV (an identifier that fits two students is no bad
 input: lms_rows_test.py); --canvas-column
@@ -77,6 +78,11 @@ def main(argv):
     shard(j("s2_unknown_status"), 2, 2, one, students, broken={"status": "passed with honours"})
     shard(j("s2_no_student"), 2, 2, one, students, broken={"student": ...})
     shard(j("s2_open"), 2, 2, one, students)
+    shard(j("s2_no_shard"), 2, 2, one, students)
+    with open(j("s2_no_shard", "class.json")) as f:
+        named_no_shard = dict(json.load(f), shard="2 of 2")
+    with open(j("s2_no_shard", "class.json"), "w") as f:
+        json.dump(named_no_shard, f)
     os.chmod(j("s2_open"), 0o777)
     shard(j("s2_open_file"), 2, 2, one, students)
     os.chmod(j("s2_open_file", "class.json"), 0o666)
@@ -132,6 +138,8 @@ def main(argv):
         ("merge: a shard missing", ["--merge", new, j("s1")], "shard 2/2 is missing"),
         ("merge: shards cut in other numbers", ["--merge", new, j("s1"), j("s1_of_3")], "different numbers"),
         ("merge: a folder that is no shard", ["--merge", new, j("s1"), j("empty")], "no class.json"),
+        ("merge: a shard whose class.json names no I/N", ["--merge", new, j("s1"), j("s2_no_shard")],
+         "names no shard I/N"),
         ("merge: a row whose status is none of the grader's", ["--merge", new, j("s1"), j("s2_unknown_status")],
          "holds a row this grader cannot read"),
         ("merge: a row with no student", ["--merge", new, j("s1"), j("s2_no_student")],

@@ -69,6 +69,7 @@
 #include <vector>
 
 #include "run.h"
+#include "write_all.h"
 
 namespace {
 
@@ -385,17 +386,6 @@ void kill_leftovers(const Job& job, pid_t child) {
   }
   while (waitpid(-1, nullptr, WNOHANG) > 0) {
   }
-}
-
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= size_t(n);
-  }
-  return true;
 }
 
 // Runs one job through the engine and writes its answer on stdout.

@@ -39,6 +39,8 @@
 #include <string>
 #include <vector>
 
+#include "write_all.h"
+
 extern char** environ;
 
 namespace stand_in {
@@ -86,18 +88,6 @@ struct Fixed {                        // a run's payload, before argc + envc NUL
   uint32_t program = 0;  // which of the server's programs (the server's own numbering)
   uint32_t argc = 0, envc = 0;
 };
-
-inline bool write_all(int fd, const void* data, size_t size) {
-  auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= size_t(n);
-  }
-  return true;
-}
 
 inline bool read_all(int fd, void* data, size_t size) {
   auto* p = static_cast<char*>(data);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../engine/write_all.h"
 #include "watch.h"
 
 namespace watch {
@@ -120,16 +121,6 @@ int wait_any(std::initializer_list<int> fds, int ms) {
     if (polled[i].fd >= 0 && (polled[i].revents & (POLLIN | POLLHUP | POLLERR))) return int(i) - 1;
   }
   return -1;
-}
-
-bool write_all(int fd, const std::string& text) {
-  for (size_t done = 0; done < text.size();) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += size_t(n);
-  }
-  return true;
 }
 
 enum class Got { kLine, kSaved, kGone };
@@ -261,8 +252,9 @@ bool verdict(const std::string& program) {
     if (r.stopped == engine::Stopped::kTime) break;
   }
   int id = ++g_checker.job;
-  if (!write_all(g_checker.to,
-                 "job " + std::to_string(id) + " " + std::to_string(count) + "\n" + job)) {
+  const std::string message =
+      "job " + std::to_string(id) + " " + std::to_string(count) + "\n" + job;
+  if (!write_all(g_checker.to, message.data(), message.size())) {
     say_check(
         "no verdict: the checker (checker/watch_verdict.py) ended; the next save tries again");
     end_checker();

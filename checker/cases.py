@@ -26,10 +26,10 @@ STEPS = len(STEP_NAMES)  # the lesson's steps (STEP 8, joining several heads, is
 STEP_NUMBERS = range(1, STEPS + 1)  # every count and list of the steps reads these two
 
 # The tensors in the order of the lesson: (step, name, header of the block that prints it).
-TENSORS = [("1", "x", "    x, shape"), ("2", "q", "    q, shape"), ("2", "k", "    k, shape"),
-           ("2", "v", "    v, shape"), ("3", "scores", "    scores before the mask, shape"),
-           ("4", "masked scores", "    scores after the mask, shape"),
-           ("5", "weights", "STEP 3-5:"), ("6", "out", "    out, shape")]
+TENSORS = [(1, "x", "    x, shape"), (2, "q", "    q, shape"), (2, "k", "    k, shape"),
+           (2, "v", "    v, shape"), (3, "scores", "    scores before the mask, shape"),
+           (4, "masked scores", "    scores after the mask, shape"),
+           (5, "weights", "STEP 3-5:"), (6, "out", "    out, shape")]
 
 MAX_SIZE = 4096  # the lab's largest --tokens, --embed and --head
 MAX_HEADS = 16  # the lab's largest --heads

@@ -178,7 +178,7 @@ def checked(args, runs, run_one, echo):
     report, ok, _ = verdict.check_lines(results, not_run)
     for line in report:
         echo_and_keep(line)
-    first = next((verdict.case_lines(r) for r in results if not r["ok"]), [])
+    first = next((verdict.case_lines(r) for r in results if not r.ok), [])
     kept.put(key, {"echoed": echoed, "ok": ok, "first": first, "report": report})
     return ok, first, report
 

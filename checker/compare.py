@@ -8,6 +8,8 @@ run and how far it got. A future filled with a finite number that softmax turns 
 of exactly 0 (-1e9, say) is as good as -inf: OK, with a note (fill_note()).
 """
 import re
+from dataclasses import dataclass, field
+from typing import List, Optional
 
 import torch
 
@@ -147,6 +149,73 @@ def first_difference(blocks, expected, names=None):
 
 # --- one case ------------------------------------------------------------------------
 
+@dataclass(eq=False)
+class Refusal:
+    """The tensor a lab stopped on, saying it is not what the lesson's code after its STEP takes
+    (exit EXIT_NOT_THE_LESSONS_TENSOR): in which head, at which STEP, which tensor of TENSORS."""
+    head: int
+    step: int
+    name: str
+
+
+@dataclass(eq=False)
+class Verdicts:
+    """STEP 7's line as the lab printed it (None: it printed none) and as expected."""
+    printed: Optional[str]
+    expected: str
+
+
+@dataclass(eq=False)
+class ExitStatus:
+    """The lab's exit status and the one expected, when only they differ."""
+    status: int
+    expected: int
+
+
+@dataclass(eq=False)
+class HeadView:
+    """One head of a run of several, as a run of that head alone prints it: its lines and the
+    tensors read from them (read_block's, by name)."""
+    out: List[str]
+    parsed: dict
+
+
+@dataclass(eq=False)
+class CaseResult:
+    """The result of one case, made by judge() alone and read by every front end. text: the
+    case; ok; step and name: the STEP (an int) and tensor of the first difference; lines: the
+    report's lines; out, status, ended, timed_out, problem: the run (running.Ran's); of_head:
+    the head judged (several heads: the first NOT OK); parsed: the tensors read (by name);
+    blocks: the same where there is something to explain (else None); fills: finite fills as
+    good as -inf; the diagnosis's values: printed_right (every tensor printed agrees with the
+    reference: True, False, or None when not judged), refused (a Refusal), said (the lab's
+    first line on stderr), verdicts (a Verdicts) or exit (an ExitStatus) where the case went
+    wrong after its numbers; later_not_judged: the report says so after its first difference;
+    heads (a HeadView each) and whole_out (every line) with several heads."""
+    text: str
+    out: List[str] = field(default_factory=list)
+    status: int = 0
+    ended: object = None
+    timed_out: bool = False
+    problem: Optional[str] = None
+    of_head: int = 0
+    ok: bool = False
+    step: Optional[int] = None
+    name: Optional[str] = None
+    lines: List[str] = field(default_factory=list)
+    parsed: dict = field(default_factory=dict)
+    blocks: Optional[dict] = None
+    fills: set = field(default_factory=set)
+    printed_right: Optional[bool] = None
+    refused: Optional[Refusal] = None
+    said: str = ""
+    verdicts: Optional[Verdicts] = None
+    exit: Optional[ExitStatus] = None
+    later_not_judged: bool = False
+    heads: Optional[List[HeadView]] = None
+    whole_out: Optional[List[str]] = None
+
+
 def expected_of(case, of_head=0):
     return reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
                                          scale=case["scale"], mask=case["mask"], heads=case["heads"],
@@ -175,34 +244,26 @@ def head_views(lines, heads):
 
 
 def judge(case, run):
-    """The result of one case (a dict of cases.parse_case) from its run (a running.Ran): a
-    dict with text, ok, lines (the report), step and name (of the first difference), blocks
-    (what was read, for a diagnosis, or None), parsed (what was read, for a grade), fills
-    (finite fills as good as -inf), and the run's out, status, ended, timed_out and problem;
-    as values for the diagnosis: printed_right (every tensor it printed agrees with the
-    reference: True, False, or None when that was not judged), refused (the tensor the lab
-    stopped on, refusal()), said (its first line on stderr), and, where the case went wrong
-    after its numbers, verdicts (STEP 7's line printed and expected) or exit (the status and
-    the one expected).
+    """The CaseResult of one case (a dict of cases.parse_case) from its run (a running.Ran).
     With several heads, each head is judged as a run of its own, and the result is the first
-    head's that is NOT OK (of_head says which), with every head's out and parsed in "heads";
+    head's that is NOT OK (of_head says which), with every head's lines and tensors in heads;
     when all are OK, STEP 8 (the heads side by side, projected) is judged too."""
     if case["heads"] == 1:
         return judge_head(case, run, run.lines, 0)
     views = [judge_head(case, run, lines, h) for h, lines in enumerate(head_views(run.lines, case["heads"]))]
     if run.ended:  # where it stopped: the first head that went wrong, else the last it reached
-        wrong = [v for v in views if v["printed_right"] is False]
-        reached = [v for v in views if any(isinstance(b, dict) and n != "x" for n, b in v["parsed"].items())]
+        wrong = [v for v in views if v.printed_right is False]
+        reached = [v for v in views if any(isinstance(b, dict) and n != "x" for n, b in v.parsed.items())]
         result = (wrong[:1] or reached[-1:] or views)[0]
     else:
         # the head whose printed numbers differ first; else the first head NOT OK (by the run's
         # exit status, which another head may have caused, or by what it never printed)
-        wrong = [v for v in views if not v["ok"]]
-        differ = [v for v in wrong if v["name"] and isinstance(v["parsed"].get(v["name"]), dict)]
-        result = min(differ, key=lambda v: v["step"]) if differ else (wrong or views)[0]
-    result["heads"] = [{"out": v["out"], "parsed": v["parsed"]} for v in views]
-    result["whole_out"] = run.lines
-    if not run.ended and all(v["ok"] or (v["step"] == "7" and v.get("exit")) for v in views):
+        wrong = [v for v in views if not v.ok]
+        differ = [v for v in wrong if v.name and isinstance(v.parsed.get(v.name), dict)]
+        result = min(differ, key=lambda v: v.step) if differ else (wrong or views)[0]
+    result.heads = [HeadView(v.out, v.parsed) for v in views]
+    result.whole_out = run.lines
+    if not run.ended and all(v.ok or (v.step == 7 and v.exit) for v in views):
         judge_step_8(case, run, result)  # before the exit status: a wrong STEP 8 is its cause
     return result
 
@@ -215,76 +276,73 @@ def judge_step_8(case, run, result):
         problem = ("was not printed" if block is None else block if isinstance(block, str)
                    else compare(block, expected[name])[0])
         if problem:
-            result.update(ok=False, step="8", name=name)
-            result["lines"] = ["STEP 8: %s: %s" % (name, problem), "command: " + " ".join(run.command)]
+            result.ok, result.step, result.name = False, 8, name
+            result.lines = ["STEP 8: %s: %s" % (name, problem), "command: " + " ".join(run.command)]
             return
 
 
 def judge_head(case, run, out, of_head):
     """judge() for one head, whose lines (as a run of that head alone prints them) are out."""
-    result = {"text": case["text"], "ok": False, "step": None, "name": None, "blocks": None,
-              "fills": set(), "lines": [], "timed_out": run.timed_out, "out": out,
-              "status": run.status, "ended": run.ended, "problem": run.problem, "of_head": of_head,
-              "printed_right": None, "refused": refusal(run), "said": said_line(run.err)}
+    result = CaseResult(text=case["text"], out=out, status=run.status, ended=run.ended, timed_out=run.timed_out,
+                        problem=run.problem, of_head=of_head, refused=refusal(run), said=said_line(run.err))
     status, err = run.status, run.err
     of = " of head %d" % of_head if case["heads"] > 1 else ""
     blocks = {name: read_block(out, header) for _, name, header in TENSORS}
-    result["parsed"] = blocks
+    result.parsed = blocks
     if run.ended:
-        result["lines"] = ["the lab " + run.problem]
+        result.lines = ["the lab " + run.problem]
         printed = [name for _, name, _ in TENSORS if isinstance(blocks[name], dict)]
         if printed:  # what it printed before it stopped: right, or where it went wrong
             # Every tensor may have been printed right before a crash or a time-out: then
             # there is no difference, and what it printed is still judged (grading.py).
             step, name, what = first_difference(blocks, expected_of(case, of_head)) or (None, None, "was not printed")
-            result["printed_right"] = what == "was not printed"
-            result["lines"].append("before it stopped: STEP %s: %s%s: %s" % (step, name, of, what) if what != "was not printed"
-                                   else "before it stopped, what it printed agrees with the reference, up to %s%s"
-                                   % (printed[-1], of))
+            result.printed_right = what == "was not printed"
+            result.lines.append("before it stopped: STEP %s: %s%s: %s" % (step, name, of, what) if what != "was not printed"
+                                else "before it stopped, what it printed agrees with the reference, up to %s%s"
+                                % (printed[-1], of))
     else:
         expected = expected_of(case, of_head)
-        diff = first_difference(blocks, expected, result["fills"])
-        refused = result["refused"] if result["refused"] and result["refused"]["head"] == of_head else None
-        if refused and (diff is None or (order(diff[1]) >= order(refused["name"]) and not isinstance(blocks[diff[1]], dict))):
+        diff = first_difference(blocks, expected, result.fills)
+        refused = result.refused if result.refused and result.refused.head == of_head else None
+        if refused and (diff is None or (order(diff[1]) >= order(refused.name) and not isinstance(blocks[diff[1]], dict))):
             # What it printed is right, and then it stopped on a tensor of the wrong kind.
-            step, name = refused["step"], refused["name"]
-            result.update(step=step, name=name, printed_right=True)
-            result["lines"] = ["STEP %s: %s%s: %s, and the lab stopped there (exit %d): %s" % (
-                step, name, of, "its numbers are right" if isinstance(blocks[name], dict) else "not printed",
-                status, result["said"])]
+            result.step, result.name, result.printed_right = refused.step, refused.name, True
+            result.lines = ["STEP %s: %s%s: %s, and the lab stopped there (exit %d): %s" % (
+                refused.step, refused.name, of, "its numbers are right" if isinstance(blocks[refused.name], dict)
+                else "not printed", status, result.said)]
         elif diff and diff[2] == "was not printed" and blank_step(out):
             # a starter's blank: the run stops at its TODO, before the step's tensor
-            result.update(step=str(blank_step(out)), name=diff[1], printed_right=None)
-            result["lines"] = ["STEP %d: not written yet: the run stops at its TODO(STEP %d) (exit %d)"
-                               % (blank_step(out), blank_step(out), status)]
+            result.step, result.name, result.printed_right = blank_step(out), diff[1], None
+            result.lines = ["STEP %d: not written yet: the run stops at its TODO(STEP %d) (exit %d)"
+                            % (blank_step(out), blank_step(out), status)]
         elif diff:
             step, name, what = diff
-            result.update(step=step, name=name)
-            result["lines"] = ["STEP %s: %s%s: %s" % (step, name, of, what)]
-            result["later_not_judged"] = True  # a report says so after that line (verdict.case_lines)
+            result.step, result.name = step, name
+            result.lines = ["STEP %s: %s%s: %s" % (step, name, of, what)]
+            result.later_not_judged = True  # a report says so after that line (verdict.case_lines)
             if what == "was not printed" and status not in (0, 1):
-                result["lines"].append("the lab exited %d%s" % (status, ": " + result["said"] if err else ""))
+                result.lines.append("the lab exited %d%s" % (status, ": " + result.said if err else ""))
         else:
-            result["printed_right"] = True
+            result.printed_right = True
             verdict = verdict_line(expected["sums_ok"], expected["causal_ok"])
             want_exit = wanted_exit(case)
-            if result["refused"]:
+            if result.refused:
                 want_exit = status  # another head stopped the run, on a tensor of its own
             if verdict not in out:
                 got = [line for line in out if line.startswith("STEP 7")]
-                result["step"] = "7"
-                result["lines"] = ["STEP 7%s: printed %r, expected %r" % (of, got[0][:120] if got else "no STEP 7 line", verdict)]
-                result["verdicts"] = {"printed": got[0] if got else None, "expected": verdict}
+                result.step = 7
+                result.lines = ["STEP 7%s: printed %r, expected %r" % (of, got[0][:120] if got else "no STEP 7 line", verdict)]
+                result.verdicts = Verdicts(got[0] if got else None, verdict)
             elif status != want_exit:
-                result["step"] = "7"
-                result["lines"] = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % result["said"] if err else "")]
-                result["exit"] = {"status": status, "expected": want_exit}
+                result.step = 7
+                result.lines = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % result.said if err else "")]
+                result.exit = ExitStatus(status, want_exit)
             else:
-                result["ok"] = True
+                result.ok = True
         if any(isinstance(b, dict) for b in blocks.values()):  # something to explain
-            result["blocks"] = blocks
-    if not result["ok"]:
-        result["lines"].append("command: " + " ".join(run.command))
+            result.blocks = blocks
+    if not result.ok:
+        result.lines.append("command: " + " ".join(run.command))
     return result
 
 
@@ -302,20 +360,20 @@ def said_line(err):
 # announced on stdout ("HEAD h of N"), which the lab flushes before it writes the line.
 REFUSED = re.compile(r"^lab04_attention: (?:head (\d+): )?STEP (\d): (\w+) (?:is|has no value)")
 ANNOUNCED = re.compile(r"^HEAD (\d+) of \d+$")
-VARIABLES = {("1", "x"): "x", ("2", "q"): "q", ("2", "k"): "k", ("2", "v"): "v", ("3", "scores"): "scores",
-             ("4", "scores"): "masked scores", ("5", "weights"): "weights", ("6", "out"): "out"}
+VARIABLES = {(1, "x"): "x", (2, "q"): "q", (2, "k"): "k", (2, "v"): "v", (3, "scores"): "scores",
+             (4, "scores"): "masked scores", (5, "weights"): "weights", (6, "out"): "out"}
 
 
 def refusal(run):
-    """The tensor the lab stopped on, as a dict (head, step, name of TENSORS), when it exited
-    with EXIT_NOT_THE_LESSONS_TENSOR and said which; else None."""
+    """The tensor the lab stopped on, a Refusal, when it exited with EXIT_NOT_THE_LESSONS_TENSOR
+    and said which; else None."""
     m = REFUSED.match(run.err.strip()) if run.status == cases.EXIT_NOT_THE_LESSONS_TENSOR and run.err else None
-    name = m and VARIABLES.get((m.group(2), m.group(3)))
+    name = m and VARIABLES.get((int(m.group(2)), m.group(3)))
     if not name:
         return None
     announced = [int(a.group(1)) for line in run.lines for a in [ANNOUNCED.match(line)] if a]
     head = int(m.group(1)) if m.group(1) else (announced[-1] if announced else 0)
-    return {"head": head, "step": m.group(2), "name": name}
+    return Refusal(head, int(m.group(2)), name)
 
 
 def order(name):

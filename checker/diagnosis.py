@@ -52,14 +52,14 @@ class Explainer:
     def explains(self, case, combo, upto=None):
         """Whether every tensor the lab printed in case (up to the tensor named upto) agrees
         with the lesson made with the mistakes of combo."""
-        of_head = case.get("of_head", 0)
-        predicted = self.predict(case["text"], combo, of_head)
+        of_head = case.of_head
+        predicted = self.predict(case.text, combo, of_head)
         for _, name, _ in cases.TENSORS:
-            block = case["blocks"][name]
+            block = case.blocks[name]
             if isinstance(block, str):
                 return False
             if block is not None and compare.compare(block, predicted[name], name, detail=False,
-                                              e=self.shown(case["text"], combo, name, of_head))[0] is not None:
+                                              e=self.shown(case.text, combo, name, of_head))[0] is not None:
                 return False
             if name == upto:
                 break
@@ -107,20 +107,19 @@ class Diagnosis:
 
 
 def diagnose(cases, mistakes, explainer=None):
-    """The diagnosis of a report, a Diagnosis. cases: each a dict with text, ok, blocks (None
-    when nothing was read) and step (the first differing STEP) of compare.judge."""
+    """The diagnosis of a report, a Diagnosis. cases: each case's compare.CaseResult."""
     ex = explainer or Explainer(mistakes)
-    judged = [c for c in cases if c["blocks"] is not None]
-    failing = [c for c in judged if not c["ok"]]
-    blank = min((b for b in (compare.blank_step(c.get("out", [])) for c in cases) if b), default=None)
+    judged = [c for c in cases if c.blocks is not None]
+    failing = [c for c in judged if not c.ok]
+    blank = min((b for b in (compare.blank_step(c.out) for c in cases) if b), default=None)
     if blank:  # a starter's blank: only a mistake before it can explain what was printed
         if all(ex.explains(c, ()) for c in judged):
             return Diagnosis(["STEP %d is not written yet: the run stops at its TODO(STEP %d), and every number it "
                               "printed before is right; write the step, rebuild, and check again" % (blank, blank)])
-        mistakes = [m for m in mistakes if int(m["step"]) < blank]
-    if cases and all(c.get("printed_right") for c in cases) and not all(c["ok"] for c in cases):
+        mistakes = [m for m in mistakes if m["step"] < blank]
+    if cases and all(c.printed_right for c in cases) and not all(c.ok for c in cases):
         return Diagnosis(after_right_numbers(cases))  # every number it printed is the lesson's
-    stopped = next((c for c in failing if c.get("status") == 3 and c.get("said", "").startswith("LibTorch error:")),
+    stopped = next((c for c in failing if c.status == 3 and c.said.startswith("LibTorch error:")),
                    None)
     if stopped and all(ex.explains(c, ()) for c in judged):  # right numbers, then LibTorch refused a step
         return Diagnosis(libtorch_error_lines(stopped))
@@ -133,12 +132,12 @@ def diagnose(cases, mistakes, explainer=None):
         return Diagnosis(["no known mistake matches: %d of them fit these numbers equally (%s)"
                           % (len(singles), ", ".join(m["id"] for m in singles))])
 
-    first = min(failing, key=lambda c: c["step"] or "9")
+    first = min(failing, key=lambda c: c.step or 9)
     same = same_tensor_lines(first, ex)
-    refused = first.get("refused")
-    if refused and refused["step"] == first["step"]:  # its own line says what is wrong
+    refused = first.refused
+    if refused and refused.step == first.step:  # its own line says what is wrong
         return Diagnosis(["STEP %s made %s a tensor the lesson's code after it cannot take, and the lab stopped "
-                          "there, saying: %s" % (first["step"], refused["name"], first["said"]),
+                          "there, saying: %s" % (first.step, refused.name, first.said),
                           "           the comment on each line of the lesson gives its tensor's shape: (T, HEAD) "
                           "for q, k, v and the output, (T, T) for the scores and the weights"], None, same)
     unjudged = without_evidence(judged)
@@ -147,7 +146,7 @@ def diagnose(cases, mistakes, explainer=None):
     # Two mistakes: one acts at the first STEP that differs, the other there or later.
     pairs = []
     for i, a in enumerate(mistakes):
-        if a["step"] != first["step"]:
+        if a["step"] != first.step:
             continue
         for j, b in enumerate(mistakes):
             if b["step"] < a["step"] or (b["step"] == a["step"] and j <= i) or not disjoint(a, b):
@@ -173,18 +172,18 @@ def diagnose(cases, mistakes, explainer=None):
         _, m, missed = near[0]
         body = [said(m)]
         for c in missed:
-            diff = compare.first_difference(c["blocks"], ex.predict(c["text"], (m,), c.get("of_head", 0)))
+            diff = compare.first_difference(c.blocks, ex.predict(c.text, (m,), c.of_head))
             where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
-            body.append("  it does not explain case %s, where %s" % (c["text"], where))
+            body.append("  it does not explain case %s, where %s" % (c.text, where))
         return Diagnosis(body, m["id"], same, "diagnosis (all cases but %d)" % len(missed))
 
     # Step by step: which mistake explains the first differing step's tensor.
-    upto = first["name"]
+    upto = first.name
     fits = [m for m in mistakes if ex.explains(first, (m,), upto=upto)] if upto else []
     if fits:
         return Diagnosis(["STEP %s's %s in case %s are those of a known mistake: %s; the steps after it differ in "
                           "other ways too: there is another mistake"
-                          % (first["step"], upto, first["text"], " OR ".join(said(m) for m in fits[:2]))], None, same)
+                          % (first.step, upto, first.text, " OR ".join(said(m) for m in fits[:2]))], None, same)
     return Diagnosis(["no known mistake matches; start from the first STEP reported above"], None, same)
 
 
@@ -194,13 +193,13 @@ def without_evidence(results):
     lab's own, not of the case (one token, --no-mask)."""
     evidence, whys = set(), {}
     for r in results:
-        case = cases.parse_case(r["text"])
-        for view in r.get("heads") or [{"parsed": r.get("parsed")}]:
-            for step, on in own_inputs.on_own_inputs(view["parsed"] or {}, case).items():
+        case = cases.parse_case(r.text)
+        for parsed in [v.parsed for v in r.heads] if r.heads else [r.parsed]:
+            for step, on in own_inputs.on_own_inputs(parsed or {}, case).items():
                 if on.why is None:
                     evidence.add(step)
                 elif on.why.kind not in own_inputs.OF_THE_CASE:
-                    whys.setdefault(step, (r["text"], on.why))
+                    whys.setdefault(step, (r.text, on.why))
     return {step: why for step, why in sorted(whys.items()) if step not in evidence}
 
 
@@ -220,10 +219,10 @@ def nothing_to_judge_lines(unjudged, first):
     text, why = unjudged[steps[0]]
     lines = ["%s cannot be judged on what the lab printed before them, and earn%s nothing: STEP %d: %s (case %s)"
              % (steps_text(steps), "s" if len(steps) == 1 else "", steps[0], own_inputs.words(steps[0], why), text)]
-    if first["step"] and first["name"]:
+    if first.step and first.name:
         lines.append("           its numbers first differ from the lesson's at STEP %s (%s): compute each STEP from the "
                      "one before it, as the lesson does; a STEP earns its points only on numbers that can tell right "
-                     "code from wrong" % (first["step"], first["name"]))
+                     "code from wrong" % (first.step, first.name))
     return lines
 
 
@@ -231,10 +230,10 @@ def libtorch_error_lines(case):
     """The diagnosis of a lab whose numbers are right as far as they go, stopped by an error of
     LibTorch's: the step, LibTorch's words, and what they mean where a trap of mistakes.py's
     TRAPS explains them."""
-    step = case["step"] or "?"
+    step = case.step or "?"
     lines = ["every number the lab printed is right; then, at STEP %s, LibTorch stopped it (exit 3), saying: %s"
-             % (step, case["said"][len("LibTorch error: "):])]
-    trap = next((t for t in TRAPS if t[0] in case["said"]), None)
+             % (step, case.said[len("LibTorch error: "):])]
+    trap = next((t for t in TRAPS if t[0] in case.said), None)
     if trap:
         lines.append("           that is: %s; %s" % (trap[1], trap[2]))
     return lines
@@ -245,17 +244,17 @@ def after_right_numbers(cases):
     goes wrong comes after them, in the code that takes them on. Said of the first case NOT
     OK, from the values compare.judge() keeps: how the run ended, the tensor the lab stopped
     on, STEP 7's verdicts, the exit status."""
-    c = next(c for c in cases if not c["ok"])
+    c = next(c for c in cases if not c.ok)
     right = "every number the lab printed is right, in every case; "
-    if c["ended"]:
+    if c.ended:
         return ["what the lab printed is right as far as it went; then, in case %s, it %s: what runs "
-                "after the last tensor it printed stops it" % (c["text"], c["problem"])]
-    if c["refused"] and c["step"] == c["refused"]["step"]:
+                "after the last tensor it printed stops it" % (c.text, c.problem)]
+    if c.refused and c.step == c.refused.step:
         return [right + "but STEP %s made %s something the lesson's code after it cannot take, and the lab stopped "
-                "there, saying: %s" % (c["step"], c["name"], c["said"]),
+                "there, saying: %s" % (c.step, c.name, c.said),
                 "           compute it as you did, and give it the shape and type that line names"]
-    if c.get("verdicts"):
-        printed, expected = c["verdicts"]["printed"], c["verdicts"]["expected"]
+    if c.verdicts:
+        printed, expected = c.verdicts.printed, c.verdicts.expected
         if printed is None:
             return [right + "but it printed no STEP 7 line: STEP 7 prints its two checks, as the lesson does"]
         wrong = [(name, got, want) for name, got, want in zip(("(a), rows sum to 1,", "(b), causal,"),
@@ -267,18 +266,18 @@ def after_right_numbers(cases):
                 "           STEP 7 of the lesson looks at the weights alone; one that checks them through STEP 4's "
                 "tril (weights.masked_fill(tril, 0.0), as older copies of the lesson do) needs tril of "
                 "torch::kBool, the only mask masked_fill takes: take STEP 7 from the lesson, or mask with tril == 0"]
-    if c.get("exit"):
-        status, expected = c["exit"]["status"], c["exit"]["expected"]
-        if compare.fused_disagrees(c.get("whole_out", c["out"])):
+    if c.exit:
+        status, expected = c.exit.status, c.exit.expected
+        if compare.fused_disagrees(c.whole_out or c.out):
             return [right + "STEP 7's verdicts too, but LibTorch's fused attention disagrees with the heads' outputs "
                     "in outs: after STEP 6 printed each head's out, something changed it, or outs does not keep it "
                     "(outs[h] = out)"]
         return [right + "STEP 7's verdicts too, but the lab exited %s where they mean %d%s" % (
-            status, expected, " (it said: %s)" % c["said"] if c["said"] else "")]
-    if c["step"] == "8":
+            status, expected, " (it said: %s)" % c.said if c.said else "")]
+    if c.step == 8:
         return [right + "in every head, but STEP 8's %s differs: STEP 8 (the lesson's code) puts each head's out, "
-                "kept in outs in the heads' order, side by side, and projects them with proj" % c["name"]]
-    return [right + "case %s is NOT OK after them: start from its lines above" % c["text"]]
+                "kept in outs in the heads' order, side by side, and projects them with proj" % c.name]
+    return [right + "case %s is NOT OK after them: start from its lines above" % c.text]
 
 
 def verdict_words(line):
@@ -291,10 +290,10 @@ def same_tensor_lines(case, ex):
     lesson, or another tensor the lab printed (before or after it): a copy-paste slip that no
     catalogue lists. A tensor of one number (zeros, ones) equals any other such tensor, and
     says nothing of a slip: it is left out."""
-    lesson = ex.predict(case["text"], (), case.get("of_head", 0))
+    lesson = ex.predict(case.text, (), case.of_head)
     lines = []
     for _, name, _ in cases.TENSORS:
-        block = case["blocks"][name]
+        block = case.blocks[name]
         if not isinstance(block, dict) or compare.compare(block, lesson[name], name)[0] is None \
                 or own_inputs.one_number(block["values"].flatten()):
             continue
@@ -303,13 +302,13 @@ def same_tensor_lines(case, ex):
                 continue
             if compare.compare(block, lesson[other])[0] is None:
                 lines.append("same tensor: the %s printed in case %s equal the lesson's %s: was one "
-                             "written where the other belongs?" % (name, case["text"], other))
+                             "written where the other belongs?" % (name, case.text, other))
                 break
-            theirs = case["blocks"][other]
+            theirs = case.blocks[other]
             if isinstance(theirs, dict) and theirs["shape"] == block["shape"] and \
                     theirs["rows"] == block["rows"] and theirs["cols"] == block["cols"] and \
                     bool(compare.agreeing(block["values"], theirs["values"]).all()):
                 lines.append("same tensor: the %s printed in case %s equal the %s it printed: was "
-                             "one written where the other belongs?" % (name, case["text"], other))
+                             "one written where the other belongs?" % (name, case.text, other))
                 break
     return lines

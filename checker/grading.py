@@ -35,25 +35,24 @@ def judge_steps(result, case):
     in every head: wrong in one head, it is wrong; evidence in one head, it is evidence. A step
     missing from this dict was not judged here. The exit status follows the verdicts of every
     head, and the fused attention's."""
-    views = result.get("heads") or [{"out": result["out"], "parsed": result.get("parsed")}]
-    checks = [accepted_checks(v["out"], own_inputs.full((v["parsed"] or {}).get("weights"))) for v in views]
-    whole = result.get("whole_out", result["out"])
+    views = result.heads or [compare.HeadView(result.out, result.parsed)]
+    checks = [accepted_checks(v.out, own_inputs.full((v.parsed or {}).get("weights"))) for v in views]
+    whole = result.whole_out or result.out
     want = 0 if all(a and b for a, b in filter(None, checks)) and not compare.fused_disagrees(whole) else 1
     verdicts = {}
-    stopped_in = (result.get("refused") or {}).get("head", len(views))
-    if result.get("ended") or result.get("status") not in (0, 1):
+    stopped_in = result.refused.head if result.refused else len(views)
+    if result.ended or result.status not in (0, 1):
         # it stopped (a crash, a hang, a blank of a starter, an error): the heads after the last it
         # printed never ran
         stopped_in = max([h for h, v in enumerate(views) if any(
-            isinstance(b, dict) for n, b in (v["parsed"] or {}).items() if n != "x")] or [0])
+            isinstance(b, dict) for n, b in (v.parsed or {}).items() if n != "x")] or [0])
     stopped = None  # how the run stopped before its end (a crash, a hang, an error, a refusal)
-    if result.get("ended") or result.get("status") not in (0, 1):
-        stopped = result.get("problem") or "exited %s%s" % (result.get("status"), ": " + result["said"]
-                                                             if result.get("said") else "")
+    if result.ended or result.status not in (0, 1):
+        stopped = result.problem or "exited %s%s" % (result.status, ": " + result.said if result.said else "")
     for h, view in enumerate(views[:stopped_in + 1]):  # the heads after a refusal never ran
-        refused = result.get("refused") if h == stopped_in else None
-        for step, judged in judge_head_steps(view["out"], view["parsed"] or {}, case, h, result["status"], want,
-                                             compare.fused_disagrees(whole), refused, result.get("said"),
+        refused = result.refused if h == stopped_in else None
+        for step, judged in judge_head_steps(view.out, view.parsed or {}, case, h, result.status, want,
+                                             compare.fused_disagrees(whole), refused, result.said,
                                              stopped).items():
             if judged.problem and len(views) > 1:
                 judged = judged._replace(problem="head %d: %s" % (h, judged.problem))
@@ -80,8 +79,8 @@ def accepted_checks(out, weights):
 
 def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, refused=None, said=None,
                      stopped=None):
-    """judge_steps() for one head: its lines (out), its printed tensors (blocks); refused:
-    (step, name) of the tensor the lab stopped on, when it did so in this head (its numbers
+    """judge_steps() for one head: its lines (out), its printed tensors (blocks); refused: the
+    compare.Refusal of the tensor the lab stopped on, when it did so in this head (its numbers
     may be right: the step still made a tensor the lesson's code cannot take), and said, the
     line the lab wrote about it; stopped: how the run stopped before its end (a crash, a hang,
     an error, a refusal), or None: the step it stopped in is wrong (what stopped it is that step's),
@@ -91,8 +90,8 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
                                         scale=case["scale"], mask=case["mask"], heads=case["heads"],
                                         of_head=of_head)
     verdicts, unprinted = {}, set()
-    last = max([int(n) for n, t, _ in cases.TENSORS if isinstance(got[t], dict)] or [0])
-    stop = "the lab stopped at STEP %s" % refused["step"] if refused else "the run stopped after STEP %d" % last
+    last = max([n for n, t, _ in cases.TENSORS if isinstance(got[t], dict)] or [0])
+    stop = "the lab stopped at STEP %s" % refused.step if refused else "the run stopped after STEP %d" % last
 
     def judge(step, name, of, on=None, expected=None):
         """A step is right when each of its tensors is: compared with expected, or with what it
@@ -129,10 +128,10 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
         if step in on:
             judge(step, name, of, on[step])
     if refused:  # its numbers may be right: the step still made what the code after it cannot take
-        step = int(refused["step"])
+        step = refused.step
         if not (verdicts.get(step) and verdicts[step].problem) or step in unprinted:
             verdicts[step] = Judged("%s is not what the lesson's code after STEP %d takes, and the lab stopped there: %s"
-                                    % (refused["name"], step, said))
+                                    % (refused.name, step, said))
         if not any(line.startswith("STEP 7") for line in out):
             verdicts[7] = Judged(stop, reached=False)
     if 7 in on and not (refused and verdicts.get(7)):
@@ -204,16 +203,16 @@ def grade_steps(results):
     before it). A step judged in no case was "never printed"."""
     grades, evidence, whys, unreached = {}, set(), {}, {}
     for r in results:
-        case = cases.parse_case(r["text"])
+        case = cases.parse_case(r.text)
         for step, judged in judge_steps(r, case).items():
             if judged.problem and judged.reached:
                 if grades.get(step) is None or grades[step].kind != WRONG:  # the first case where it is wrong
-                    grades[step] = Lost(r["text"], judged.problem, WRONG)
+                    grades[step] = Lost(r.text, judged.problem, WRONG)
                 continue
             if grades.get(step) is None:
                 grades[step] = None
             if judged.problem:
-                unreached.setdefault(step, Lost(r["text"], judged.problem, NOT_REACHED))
+                unreached.setdefault(step, Lost(r.text, judged.problem, NOT_REACHED))
             elif judged.why is None:
                 evidence.add(step)
             elif step not in whys or (whys[step].kind in own_inputs.OF_THE_CASE
@@ -227,7 +226,7 @@ def grade_steps(results):
         elif grades[step] is None and step not in evidence:
             grades[step] = Lost(EVERY_CASE, "not judged: %s" % own_inputs.words(step, whys[step]), NOT_JUDGED)
     # A starter's blank: the run stops at the first step not written yet.
-    blank = min((b for b in (compare.blank_step(r["out"]) for r in results) if b), default=None)
+    blank = min((b for b in (compare.blank_step(r.out) for r in results) if b), default=None)
     if blank:
         for step in range(blank, cases.STEPS + 1):
             if grades[step] is not None:
@@ -238,7 +237,7 @@ def grade_steps(results):
 
 def steps_wrong_in_themselves(results):
     """The steps that are wrong on the lab's own inputs, in the cases that print every entry."""
-    whole = [r for r in results if r["blocks"] is not None and cases.prints_every_entry(cases.parse_case(r["text"]))]
+    whole = [r for r in results if r.blocks is not None and cases.prints_every_entry(cases.parse_case(r.text))]
     if not whole:
         return []
     grades = grade_steps(whole)

@@ -22,7 +22,7 @@ def run_cases(run_one, texts, on_result=None):
         results.append(result)
         if on_result:
             on_result(result)
-        if result["timed_out"] and n + 1 < len(texts):
+        if result.timed_out and n + 1 < len(texts):
             return results, texts[n + 1:]
     return results, []
 
@@ -34,20 +34,20 @@ def case_lines(result, later=True):
     """One case of the report: OK or NOT OK and the case, then what differs, indented; after
     the first differing STEP, that later steps are not judged (unless later is False: the
     watch's verdict, which says less)."""
-    said = list(result["lines"])
-    if later and result.get("later_not_judged"):
+    said = list(result.lines)
+    if later and result.later_not_judged:
         said.insert(1, LATER_NOT_JUDGED)
-    return ["%s  %s" % ("OK    " if result["ok"] else "NOT OK", result["text"])] + ["        " + line for line in said]
+    return ["%s  %s" % ("OK    " if result.ok else "NOT OK", result.text)] + ["        " + line for line in said]
 
 
 def fill_notes(results):
     """The note on a future filled with a finite number (compare.fill_note), if any case did."""
-    fills = set().union(*(r["fills"] for r in results)) if results else set()
+    fills = set().union(*(r.fills for r in results)) if results else set()
     return [compare.fill_note(fills)] if fills else []
 
 
 def not_run_line(results, not_run):
-    return "NOT RUN %s: the lab ran out of time in case %s, and would again" % (" ".join(not_run), results[-1]["text"])
+    return "NOT RUN %s: the lab ran out of time in case %s, and would again" % (" ".join(not_run), results[-1].text)
 
 
 def check_lines(results, not_run, explainer=None):
@@ -56,21 +56,21 @@ def check_lines(results, not_run, explainer=None):
     when a case is NOT OK, then the count."""
     lines = ([not_run_line(results, not_run)] if not_run else []) + fill_notes(results)
     diagnosed = None
-    if not all(r["ok"] for r in results):
+    if not all(r.ok for r in results):
         found = diagnosis.diagnose(results, MISTAKES, explainer)
         lines += found.lines
         diagnosed = found.mistake
         wrong = grading.steps_wrong_in_themselves(results)
         if wrong:
             lines.append("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))
-    passed = sum(1 for r in results if r["ok"])
+    passed = sum(1 for r in results if r.ok)
     lines.append("%d passed, %d failed%s" % (passed, len(results) - passed, ", %d not run" % len(not_run) if not_run else ""))
     return lines, passed == len(results) and not not_run, diagnosed
 
 
 def problem_line(result):
     """For a grade: the case's run did not run to its end, in words (None when it did)."""
-    return "case %s: the lab %s" % (result["text"], result["problem"]) if result["problem"] else None
+    return "case %s: the lab %s" % (result.text, result.problem) if result.problem else None
 
 
 def grade_lines(results, not_run, points):

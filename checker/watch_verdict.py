@@ -108,17 +108,17 @@ def judged(runs, explainer):
     import compare
     import verdict
     results, not_run = verdict.run_cases(lambda case: runs[case["text"]], cases.DEFAULT_CASES)
-    blank = min((b for b in (compare.blank_step(r["out"]) for r in results) if b), default=None)
+    blank = min((b for b in (compare.blank_step(r.out) for r in results) if b), default=None)
     if blank:
         return ["STEP %d is not written yet: the run stops there (write it, save, and the verdict follows)" % blank]
-    stopped = next((r for r in results if r["ended"]), None)
+    stopped = next((r for r in results if r.ended), None)
     if stopped:
-        return ["NOT OK: in case %s the lab %s%s" % (stopped["text"], stopped["problem"],
+        return ["NOT OK: in case %s the lab %s%s" % (stopped.text, stopped.problem,
                                                      "; the other cases were not run" if not_run else "")]
     lines, ok, _ = verdict.check_lines(results, not_run, explainer)
     if ok:
         return ["every STEP matches the reference in all %d cases" % len(results)] + verdict.fill_notes(results)
-    first = next(r for r in results if not r["ok"])
+    first = next(r for r in results if not r.ok)
     return verdict.case_lines(first, later=False) + lines
 
 

@@ -205,10 +205,10 @@ def judge(worker, row, results, not_run, points):
     lines = []
     if row.status != Status.GRADED:  # it did not run to the end: what happened is the diagnosis
         row.diagnosis = problems[0]
-    elif any(compare.blank_step(r["out"]) for r in results):
-        row.blank = min(b for b in (compare.blank_step(r["out"]) for r in results) if b)
+    elif any(compare.blank_step(r.out) for r in results):
+        row.blank = min(b for b in (compare.blank_step(r.out) for r in results) if b)
         row.diagnosis = "STEP %d is not written yet (the starter's TODO)" % row.blank
-    elif not all(r["ok"] for r in results):
+    elif not all(r.ok for r in results):
         found = diagnosis.diagnose(results, MISTAKES, worker.explainer)
         lines, row.mistake = found.lines, found.mistake
         row.same_tensor, row.diagnosis = found.same_tensor, found.said
@@ -222,8 +222,7 @@ def judge(worker, row, results, not_run, points):
 def reached_steps(results, right, blank):
     """Each STEP: whether the lab got to it in some case (it printed one of the step's tensors,
     or for the last STEP the one before it), and not past a starter's blank."""
-    printed = {int(step) for r in results for step, name, _ in cases.TENSORS
-               if (r.get("parsed") or {}).get(name) is not None}
+    printed = {step for r in results for step, name, _ in cases.TENSORS if r.parsed.get(name) is not None}
     return [(right[n - 1] or n in printed or (n == cases.STEPS and n - 1 in printed)) and not (blank and n >= blank)
             for n in cases.STEP_NUMBERS]
 
@@ -234,11 +233,12 @@ def wrong_numbers(results):
     tensor to compare: a wrong exit status, a STEP 8). The summary groups labs by it."""
     parts = []
     for r in results:
-        block = (r.get("blocks") or {}).get(r.get("name")) if not r["ok"] else None
+        block = (r.blocks or {}).get(r.name) if not r.ok else None
         if isinstance(block, dict) and own_inputs.full(block) is not None and not grading.not_numbers(
-                block["values"], compare.expected_of(cases.parse_case(r["text"]), r.get("of_head", 0))[r["name"]]):
-            # (NaN is no number: two labs that print NaN printed nothing alike)
-            parts.append((r["text"], r["step"], r["name"], r.get("of_head", 0), tuple(block["shape"]),
+                block["values"], compare.expected_of(cases.parse_case(r.text), r.of_head)[r.name]):
+            # (NaN is no number: two labs that print NaN printed nothing alike); the STEP as text,
+            # as class.json has always kept it (and the key, its hash, with it)
+            parts.append((r.text, str(r.step), r.name, r.of_head, tuple(block["shape"]),
                           block["values"].tolist()))
     if not parts:
         return None
@@ -247,7 +247,7 @@ def wrong_numbers(results):
 
 def status_of(results):
     """The row's status from how its runs ended (running.ENDINGS), the worst first."""
-    endings = {r["ended"] for r in results}
+    endings = {r.ended for r in results}
     for ending, status in ((running.TIMED_OUT, Status.TIMED_OUT), (running.CRASHED, Status.CRASHED),
                            (running.TOO_MUCH_OUTPUT, Status.TOO_MUCH_OUTPUT), (running.SILENT, Status.FAILED_TO_RUN)):
         if ending in endings:

@@ -78,18 +78,18 @@ def simulated_tensors(text, heads):
         blocks = printed(tensors)
         out = []
         if tuple(tensors["out"].shape) != (case["tokens"], case["head"]):  # the lab stops there
-            status, refused = cases.EXIT_NOT_THE_LESSONS_TENSOR, {"head": h, "step": "6", "name": "out"}
+            status, refused = cases.EXIT_NOT_THE_LESSONS_TENSOR, compare.Refusal(h, 6, "out")
         else:
             sums, causal = own_inputs.own_checks(blocks["weights"]["values"])
             out = [compare.verdict_line(sums, causal)]
             status = status or (0 if sums and causal else 1)
-        views.append({"out": out, "parsed": blocks})
+        views.append(compare.HeadView(out, blocks))
         if refused:
             break
-    views += [{"out": [], "parsed": {}} for _ in range(case["heads"] - len(views))]
-    return {"text": text, "out": views[0]["out"], "parsed": views[0]["parsed"], "status": status,
-            "heads": views if case["heads"] > 1 else None, "whole_out": [l for v in views for l in v["out"]],
-            "refused": refused, "said": "", "ended": None}
+    views += [compare.HeadView([], {}) for _ in range(case["heads"] - len(views))]
+    return compare.CaseResult(text=text, out=views[0].out, parsed=views[0].parsed, status=status,
+                              heads=views if case["heads"] > 1 else None, whole_out=[l for v in views for l in v.out],
+                              refused=refused)
 
 
 def lost(ex, texts, combo):

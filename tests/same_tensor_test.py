@@ -13,6 +13,7 @@ import sys
 
 import project  # noqa: F401  (puts checker/ on sys.path)
 import cases
+import compare
 import diagnosis
 import reference_attention
 from mistakes import MISTAKES
@@ -33,7 +34,7 @@ def printed(tensors):
 def lines_for(change):
     lesson = reference_attention.attention(3, 4, 6, 6)
     tensors = dict(lesson, **change(lesson))
-    case = {"text": CASE, "ok": False, "blocks": printed(tensors), "step": "2", "name": "q"}
+    case = compare.CaseResult(text=CASE, blocks=printed(tensors), step=2, name="q")
     return diagnosis.same_tensor_lines(case, diagnosis.Explainer(MISTAKES))
 
 

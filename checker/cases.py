@@ -93,10 +93,21 @@ def shown(n):
     return list(range(n)) if n <= SHOW_ALL else list(range(SHOW_ENDS)) + list(range(n - SHOW_ENDS, n))
 
 
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # what a terminal obeys: ESC, BEL, CR, ...
+
+
+def escaped(text, keep="", named=None):
+    """Text with its control characters shown as \\xNN, or as named names them ({"\\n": "\\\\n"});
+    those in keep stay as they are. The one escape of every text the project shows."""
+    named = named or {}
+    return CONTROL.sub(lambda m: m.group() if m.group() in keep else named.get(m.group(), "\\x%02x" % ord(m.group())),
+                       text)
+
+
 def printable(text):
     """Text with its control characters (ESC, BEL, CR, ...: a terminal would obey them) shown
     as \\xNN; tabs and line breaks kept: how any of the lab's own text is shown."""
-    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: "\\x%02x" % ord(m.group()), text)
+    return escaped(text, keep="\t\n")
 
 
 # --- cases no student has seen ----------------------------------------------------------------

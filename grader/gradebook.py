@@ -47,8 +47,7 @@ def plain(text, keep="\n"):
     """Student data (a name, a diagnosis quoting their output or their compiler's errors) as
     text that is safe on a terminal: control characters, ESC among them, as \\xNN; the
     characters in keep (newlines, in a feedback file) stay."""
-    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: m.group() if m.group() in keep else "\\x%02x" % ord(m.group()),
-                  text)
+    return cases.escaped(text, keep)
 
 
 def md(text):

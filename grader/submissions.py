@@ -28,6 +28,7 @@ import os
 import re
 import stat
 
+import cases
 from status import Status
 
 LAB = "lab04_attention.cpp"
@@ -47,8 +48,7 @@ def readable(name):
     if isinstance(name, bytes):
         name = name.decode("utf-8", "surrogateescape")
     name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(
-        m.group(), "\\x%02x" % ord(m.group())), name)
+    return cases.escaped(name, named={"\n": "\\n", "\t": "\\t", "\r": "\\r"})
 
 
 class Student:

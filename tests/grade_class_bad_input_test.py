@@ -16,6 +16,7 @@ input: lms_rows_test.py); --canvas-column
 alone; an LMS export given to one shard; a --draw that is not a seed, a --shard without
 --draw, shards of different draws to merge; a --preflight-record in a folder the grader cannot write.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -186,19 +187,14 @@ def main(argv):
     # writes any folder, so for root the folder is made read-only in a mount namespace.
     os.makedirs(j("read_only"))
     graded_as = [sys.executable, GRADE_CLASS]
-    if os.geteuid() == 0:
-        read_only = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                     'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"', j("read_only")] + graded_as
-    else:
-        os.chmod(j("read_only"), 0o555)
-        read_only = graded_as
     cases.append(("--preflight-record in a folder the grader cannot write",
                   ["--prebuilt", "--preflight-record", j("read_only", "record"), cls, new], "is not yours to write"))
     checks = []
     for what, args, says in cases:
         before = snapshot(work)
-        done = subprocess.run((read_only if "read_only" in " ".join(args) else graded_as) + args, capture_output=True,
-                              text=True)
+        unwritable = project.Unwritable(j("read_only") if "read_only" in " ".join(args) else None)
+        with unwritable if unwritable.folder else contextlib.nullcontext(unwritable):
+            done = subprocess.run(unwritable.prefix + graded_as + args, capture_output=True, text=True)
         lines = done.stderr.splitlines()
         ok = (done.returncode == 2 and done.stdout == "" and len(lines) == 1 and lines[0].startswith("grade_class: ")
               and says in lines[0] and snapshot(work) == before and not os.path.exists(new))

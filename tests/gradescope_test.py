@@ -91,17 +91,11 @@ def main(argv):
     # A build folder it cannot write (an image layer mounted read-only, another user's build): said
     # before the pre-flight runs, not after it as a pre-flight that "did not pass".
     build = os.path.join(root, "build")
-    read_only = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"', build] \
-        if os.geteuid() == 0 else []
-    if not read_only:
-        os.chmod(build, 0o555)
-    bad = subprocess.run(read_only + [os.path.join(root, "source", "grader", "prepare_image"), build, "--gradescope"],
-                         capture_output=True, text=True)
-    if not read_only:
-        os.chmod(build, 0o755)
-    checks.append(("prepare_image on a build folder it cannot write: one line on stderr saying so, nothing on "
-                   "stdout, exit 2", bad.returncode == 2 and not bad.stdout and bad.stderr.count("\n") == 1
+    with project.Unwritable(build) as read_only:
+        bad = subprocess.run(read_only.prefix + [os.path.join(root, "source", "grader", "prepare_image"), build,
+                                                 "--gradescope"], capture_output=True, text=True)
+    checks.append(("prepare_image on a build folder it cannot write (%s): one line on stderr saying so, nothing on "
+                   "stdout, exit 2" % read_only.how, bad.returncode == 2 and not bad.stdout and bad.stderr.count("\n") == 1
                    and "cannot write" in bad.stderr, (bad.returncode, bad.stdout, bad.stderr)))
     results, output = autograde(root, open(lab_cpp).read())
     draw = (results or {}).get("extra_data", {}).get("draw")

@@ -43,7 +43,7 @@ def simulated_lab(ex, combo):
     for text in cases.DEFAULT_CASES:
         blocks = printed(ex.predict(text, combo))
         diff = compare.first_difference(blocks, ex.predict(text, ()))
-        found.append(compare.CaseResult(text=text, ok=diff is None, blocks=blocks, parsed=blocks,
+        found.append(compare.CaseResult(text=text, ok=diff is None, blocks=blocks,
                                         step=diff[0] if diff else None, name=diff[1] if diff else None))
     return found
 

@@ -12,8 +12,10 @@ as the tools themselves are laid out; the tools never import a test.
   files_in(folders)                  those in these folders (tests/fast_lab: a folder in one)
   copy(project, dest)                a copy of them, for a test that builds the project elsewhere
 """
+import fcntl
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -59,8 +61,8 @@ class Unwritable:
     another user's build is to a grader; prefix: what a command that must meet it starts with.
     Not root: the folder's mode 555. Root writes any folder: in a mount namespace of its own the
     folder is bound read-only on itself (the prefix); where none can be made (a chroot, whose /
-    is no mount point), the folder is made immutable (chattr +i, which stops root too); how says
-    which."""
+    is no mount point), the folder is made immutable (as chattr +i does, which stops root too);
+    how says which."""
 
     MOUNT = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
 
@@ -75,11 +77,29 @@ class Unwritable:
                             capture_output=True).returncode == 0:
             self.prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c", self.MOUNT, self.folder]
             self.how = "bound read-only in a mount namespace"
-        else:
-            subprocess.run(["chattr", "+i", self.folder], check=True, capture_output=True)
-            self.undo, self.how = ["chattr", "-i", self.folder], "immutable (chattr +i)"
+        else:  # chattr's own call (e2fsprogs is not on every system): no dependency
+            immutable(self.folder, True)
+            self.undo, self.how = lambda: immutable(self.folder, False), "immutable (as chattr +i makes it)"
         return self
 
     def __exit__(self, *exc):
-        if self.undo:
+        if callable(self.undo):
+            self.undo()
+        elif self.undo:
             subprocess.run(self.undo, check=True, capture_output=True)
+
+
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_IMMUTABLE_FL = 0x80086601, 0x40086602, 0x10  # <linux/fs.h>
+
+
+def immutable(path, on):
+    """Sets or clears a file's immutable flag, as chattr +i and -i do (ioctl FS_IOC_SETFLAGS)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        flags = bytearray(4)
+        fcntl.ioctl(fd, FS_IOC_GETFLAGS, flags)
+        value = struct.unpack("i", flags)[0]
+        value = value | FS_IMMUTABLE_FL if on else value & ~FS_IMMUTABLE_FL
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", value))
+    finally:
+        os.close(fd)

@@ -6,9 +6,10 @@ ask it for every run, and a run comes back as a Run.
 
   program(lab)                    where lab04_runner is: LAB_RUNNER, else a build folder's
   Runner(command, env, cwd)       a runner process, started at its first job, stopped by stop()
-  runner.ask(fields) -> Run       one job; Run.stopped is START when it could not be done
+  runner.ask(fields) -> Run       one job; Run.stopped is Ending.START when it could not be done
   Run(status, out, err, stopped, limit)   a run, as a value
-  Stopped                         how a run ended early, when it did
+  Ending                          how a run ended, when not by running to its end: the one set
+                                  of names from the engine to the gradebook
 
 Where the engine is: a build of the project makes build/lab04_runner (engine/engine.cmake),
 beside build/lab04_attention, and the starter and the autograders carry engine/ with the
@@ -36,28 +37,41 @@ def minimal_environment():
     return env
 
 
-class Stopped(enum.StrEnum):
-    """How a run ended early: the engine stopped it (its time, its output), or it never
-    started (the sandbox could not be entered: the grader's failure, not the lab's)."""
+class Ending(enum.StrEnum):
+    """How a run ended, when it did not run to its end: the project's one set of these names,
+    from the engine to the gradebook. The engine stops a run (its time, its output, a cancel)
+    or could not start it (the sandbox could not be entered: the grader's failure, not the
+    lab's): engine/run.h's Stopped, kTime to kCancelled, whose names (stopped_name) are these
+    values on the runner's wire. What the run's own end says is judged by running.ran: a
+    signal ended it (CRASHED), or it printed nothing (SILENT). grader/one_student.py gives each
+    the status of a gradebook's row (grader/status.py's words)."""
     TIME = "time"
     SIZE = "size"
     START = "start"
+    CANCELLED = "cancelled"
+    CRASHED = "crashed"
+    SILENT = "silent"
+
+
+# The endings the engine itself gives a run (engine/run.h's Stopped, but kNo).
+STOPPED_BY_ENGINE = (Ending.TIME, Ending.SIZE, Ending.START, Ending.CANCELLED)
 
 
 class Run:
     """One run of a lab: status (its exit status, negative for a signal, None when stopped),
-    out and err (bytes, at most one past their limits), stopped (None or a Stopped) and limit
+    out and err (bytes, at most one past their limits), stopped (None, or the Ending the
+    engine gave it: one of STOPPED_BY_ENGINE) and limit
     (which of its limits the lab ran into, in words, or None)."""
 
     def __init__(self, status, out, err, stopped, limit=None):
         self.status, self.out, self.err = status, out, err
-        self.stopped = Stopped(stopped) if stopped else None
+        self.stopped = Ending(stopped) if stopped else None
         self.limit = limit
 
 
 def not_started(why):
     """The Run of a job that could not be done."""
-    return Run(None, b"", why.encode() if isinstance(why, str) else why, Stopped.START)
+    return Run(None, b"", why.encode() if isinstance(why, str) else why, Ending.START)
 
 
 def program(lab=None):

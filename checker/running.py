@@ -2,7 +2,7 @@
 
 run_case() runs the lab in a sandbox (sandbox.py) on a case of cases.py; ran() turns any run
 (the sandbox's, the class runner's, the watch's own fork) into a Ran: the lines it printed, its
-exit status, and how it ended, a value of ENDINGS, with the words that say it. Whoever decides
+exit status, and how it ended, an engine.Ending, with the words that say it. Whoever decides
 something from a run (a grade's status, the watch's one-line verdict) reads `ended`, never the
 words.
 """
@@ -10,16 +10,13 @@ import signal
 
 import cases
 import sandbox
-
-# How a run ended, when it did not run to its end: each a value the callers compare against.
-TIMED_OUT, TOO_MUCH_OUTPUT, CRASHED, SILENT = "timed out", "too much output", "crashed", "printed nothing"
-ENDINGS = (TIMED_OUT, TOO_MUCH_OUTPUT, CRASHED, SILENT)
+from engine import Ending
 
 
 class Ran:
     """A run of the lab: command (words), status (exit status, negative for a signal, None
     when stopped), lines (its stdout), err (its stderr, text), ended (None when it ran to its
-    end, else one of ENDINGS) and problem (ended in words, for the report; None with it)."""
+    end, else an Ending: TIME, SIZE, CRASHED or SILENT) and problem (ended in words, for the report; None with it)."""
 
     def __init__(self, command, status, lines, err, ended, problem):
         self.command, self.status, self.lines, self.err = command, status, lines, err
@@ -27,20 +24,20 @@ class Ran:
 
     @property
     def timed_out(self):
-        return self.ended == TIMED_OUT
+        return self.ended == Ending.TIME
 
 
 def ran(command, run, timeout, max_out=cases.MAX_STDOUT, max_err=cases.MAX_STDERR):
-    """The Ran of a finished run: run has status, out and err (bytes), stopped (None, "time"
-    or "size") and limit (which limit it met, in words, or None), as sandbox.Run has."""
+    """The Ran of a finished run: run has status, out and err (bytes), stopped (None,
+    Ending.TIME or Ending.SIZE) and limit (which limit it met, in words, or None), as sandbox.Run has."""
     lines = bytes(run.out[:max_out]).decode("utf-8", "replace").splitlines()
     err = bytes(run.err[:max_err]).decode("utf-8", "replace").strip()
     ended = problem = None
-    if run.stopped == "time":
-        ended, problem = TIMED_OUT, "did not finish within %g s and was stopped%s" % (timeout, last_step(lines))
-    elif run.stopped == "size":
+    if run.stopped == Ending.TIME:
+        ended, problem = Ending.TIME, "did not finish within %g s and was stopped%s" % (timeout, last_step(lines))
+    elif run.stopped == Ending.SIZE:
         which, limit = ("output", max_out) if len(run.out) > max_out else ("standard error", max_err)
-        ended = TOO_MUCH_OUTPUT
+        ended = Ending.SIZE
         problem = "printed more than %s of %s without finishing and was stopped (a loop that never " \
                   "ends?)%s" % (size_text(limit), which, last_step(lines))
     elif run.status < 0:
@@ -48,9 +45,9 @@ def ran(command, run, timeout, max_out=cases.MAX_STDOUT, max_err=cases.MAX_STDER
             name = signal.Signals(-run.status).name
         except ValueError:
             name = "signal %d" % -run.status
-        ended, problem = CRASHED, "crashed with %s%s" % (name, last_step(lines))
+        ended, problem = Ending.CRASHED, "crashed with %s%s" % (name, last_step(lines))
     elif not lines:
-        ended = SILENT
+        ended = Ending.SILENT
         problem = "printed nothing (exit %d%s)" % (run.status, ", stderr: " + err.splitlines()[0][:200] if err else "")
     if problem and run.limit:
         problem += " (%s)" % run.limit
@@ -63,7 +60,7 @@ def run_case(box, case, timeout, program):
     grader's failure, never the lab's grade."""
     args = cases.arguments(case)
     run = box.run(args, timeout, cases.MAX_STDOUT, cases.MAX_STDERR)
-    if run.stopped == "start":
+    if run.stopped == Ending.START:
         raise sandbox.NotStarted("the sandbox could not start the lab: %s"
                                  % run.err.decode("utf-8", "replace").strip()[:300])
     return ran([program] + args, run, timeout)

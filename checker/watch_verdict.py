@@ -37,6 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
+import engine  # noqa: E402
 import memo  # noqa: E402
 import running  # noqa: E402
 import sandbox  # noqa: E402
@@ -60,7 +61,7 @@ class Sent:
 
     def __init__(self, status, stopped, out, err):
         self.status = None if stopped != "-" else status
-        self.stopped = None if stopped == "-" else stopped
+        self.stopped = None if stopped == "-" else engine.Ending(stopped)
         self.out, self.err, self.limit = out, err, None
 
 

@@ -29,7 +29,9 @@
 namespace engine {
 
 // How a run ended early, if it did: the engine stopped it (time, size, a cancel), or the lab
-// never started (start: the child could not be made, or could not enter its sandbox).
+// never started (start: the child could not be made, or could not enter its sandbox). Their
+// names (stopped_name) travel on the runner's wire and are checker/engine.py's Ending, the one
+// set of names from here to the gradebook (tests/one_ending_test.py holds them equal).
 enum class Stopped { kNo, kTime, kSize, kStart, kCancelled };
 
 // What a Job's `given` says of one of the child's descriptors 0, 1 and 2, besides a descriptor

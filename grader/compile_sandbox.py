@@ -150,11 +150,11 @@ class Compiler:
         except (OSError, ValueError, IndexError):
             run = engine.not_started("the run engine ended during the compile")
         output, status = run.out[:OUTPUT] + run.err[:OUTPUT], run.status
-        if run.stopped == engine.Stopped.TIME:
+        if run.stopped == engine.Ending.TIME:
             return status, output, "took longer than %d s" % self.timeout
-        if run.stopped == engine.Stopped.SIZE:
+        if run.stopped == engine.Ending.SIZE:
             return status, output[:OUTPUT], "wrote more than %d kB of messages" % (OUTPUT >> 10)
-        if run.stopped == engine.Stopped.START:
+        if run.stopped == engine.Ending.START:
             return -signal.SIGKILL, run.err, KILLED  # the grader's: tried again, then its error
         if 128 < status < 128 + 65:  # the shell that runs the steps says a step's signal so
             status = -(status - 128)

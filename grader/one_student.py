@@ -16,6 +16,7 @@ import cases
 import compare
 import compile_sandbox
 import diagnosis
+from engine import Ending
 import grading
 import own_inputs
 import running
@@ -32,6 +33,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LESSON = os.path.join(ROOT, "lab04_attention.cpp")
 COMPILER_LINES = 40  # lines of compiler errors kept in a student's feedback
 GRADER_OWN = 60  # seconds of the grader's own work (reading, judging, diagnosing) one lab may cost
+# The row's status for each way a lab's run can end early (an engine.Ending), the worst first:
+# a row whose runs ended in several ways takes the first. START and CANCELLED are none of the
+# lab's doing (the grader's failure, the watch's cancel), so no row's status.
+STATUS_OF_ENDING = ((Ending.TIME, Status.TIMED_OUT), (Ending.CRASHED, Status.CRASHED),
+                    (Ending.SIZE, Status.TOO_MUCH_OUTPUT), (Ending.SILENT, Status.FAILED_TO_RUN))
 
 
 def grader_budget(timeout, n_cases, compile_timeout=compile_sandbox.TIMEOUT):
@@ -246,10 +252,6 @@ def wrong_numbers(results):
 
 
 def status_of(results):
-    """The row's status from how its runs ended (running.ENDINGS), the worst first."""
+    """The row's status from how its runs ended (their engine.Ending), the worst first."""
     endings = {r.ended for r in results}
-    for ending, status in ((running.TIMED_OUT, Status.TIMED_OUT), (running.CRASHED, Status.CRASHED),
-                           (running.TOO_MUCH_OUTPUT, Status.TOO_MUCH_OUTPUT), (running.SILENT, Status.FAILED_TO_RUN)):
-        if ending in endings:
-            return status
-    return Status.GRADED
+    return next((status for ending, status in STATUS_OF_ENDING if ending in endings), Status.GRADED)

@@ -232,8 +232,10 @@ def main(argv):
                 echo(line)
             first = [line for line in map(verdict.problem_line, results) if line]
             if args["gradescope"]:
-                grading.gradescope_results(score, grades, parts, args["points"], args["gradescope"], box.isolation,
-                                           [line for line in map(verdict.problem_line, results) if line])
+                import platforms
+                platforms.gradescope(grading.platform_grade(score, grades, parts, args["points"], box.isolation,
+                                                            [line for line in map(verdict.problem_line, results) if line]),
+                                     args["gradescope"])
             ok = grades[args["step"]] is None if args["step"] else score == total
         else:
             ok, first, report = checked(args, runs, run_one, echo)

@@ -7,15 +7,14 @@ exit status follows them. Each is compared where its inputs are numbers, and is 
 where they can tell right code from wrong (own_inputs.py): a step right in every case, and
 evidence in at least one, earns its points; one never evidence is "not judged", with why.
 """
-import json
 from typing import NamedTuple
 
 import torch
 
 import cases
 import compare
-import files
 import own_inputs
+import platforms
 import reference_attention
 from cases import STEP_NAMES
 
@@ -264,18 +263,15 @@ def grade(results, points):
     return score, total, grades, parts
 
 
-def gradescope_results(score, grades, parts, points, path, isolation, problems=()):
-    """Writes Gradescope's results.json: a test per STEP (score, max_score, status, output:
-    that step's line of the report), the total score, and how the lab was isolated; and, for
-    other readers (grade_summary.py), each step's verdict and the cases that did not run to
-    their end (problems) as values, in Gradescope's extra_data."""
-    tests = [{"name": "STEP %d: %s" % (n, STEP_NAMES[n]), "number": str(n),
-              "score": float(points[n - 1]) if grades[n] is None else 0.0, "max_score": float(points[n - 1]),
-              "status": "passed" if grades[n] is None else "failed", "output": cases.printable(parts[n]),
-              "extra_data": {"step": n, "what": STEP_NAMES[n], "verdict": cases.printable(verdict_text(grades[n]))}}
-             for n in cases.STEP_NUMBERS]
-    data = {"score": float(score), "output": "score: %s/%s\n%s" % (cases.fmt(score), cases.fmt(sum(points)), isolation),
-            "stdout_visibility": "visible", "tests": tests,
-            "extra_data": {"max_score": float(sum(points)), "problems": [cases.printable(p) for p in problems]}}
-    with files.written(path) as f:
-        json.dump(data, f, indent=2)
+def platform_grade(score, grades, parts, points, isolation, problems=()):
+    """The grade as the platforms' files take it (platforms.Grade): each step's points, its
+    verdict and its line of the report (parts), the total and how the lab was isolated as the
+    output; and, for other readers (grade_summary.py), the cases that did not run to their end
+    (problems) as values."""
+    return platforms.Grade(
+        score=float(score), points=list(points), right=[grades[n] is None for n in cases.STEP_NUMBERS],
+        earned=[float(points[n - 1]) if grades[n] is None else 0.0 for n in cases.STEP_NUMBERS],
+        lines={n: cases.printable(parts[n]) for n in cases.STEP_NUMBERS},
+        verdicts={n: cases.printable(verdict_text(grades[n])) for n in cases.STEP_NUMBERS},
+        output="score: %s/%s\n%s" % (cases.fmt(score), cases.fmt(sum(points)), isolation),
+        extra={"max_score": float(sum(points)), "problems": [cases.printable(p) for p in problems]})

@@ -12,6 +12,7 @@ import deadlines  # noqa: E402
 import files  # noqa: E402
 import gradebook  # noqa: E402
 import lms  # noqa: E402
+import platforms  # noqa: E402
 import similarity  # noqa: E402
 import submissions  # noqa: E402
 from status import Status  # noqa: E402
@@ -73,9 +74,9 @@ def grade(args):
     with files.private() as made:
         written = gradebook.write(args["grades"], rows, meta, args["exports"])
         if args["gradescope"] and rows[0].status != Status.GRADER_ERROR:
-            gradebook.gradescope_results(rows[0], args["points"], args["gradescope"], meta)
+            platforms.gradescope(gradebook.grade_of(rows[0], args["points"], meta), args["gradescope"])
         if args["prairielearn"] and rows[0].status != Status.GRADER_ERROR:
-            gradebook.prairielearn_results(rows[0], args["points"], args["prairielearn"], meta)
+            platforms.prairielearn(gradebook.grade_of(rows[0], args["points"], meta), args["prairielearn"])
     if args["shard"] == (1, 1):
         files.opened(made)
     return written

@@ -12,8 +12,8 @@
                                  scores, each STEP right, wrong or not reached
   GRADES/class.json              every row, the cases, the points and the class: what --merge
                                  checks and joins
-and, for Gradescope (grade_class.py --gradescope) and PrairieLearn (--prairielearn), its
-results.json for the one submission.
+and, for Gradescope (grade_class.py --gradescope) and PrairieLearn (--prairielearn), the one
+submission's grade (grade_of), which checker/platforms.py writes as that platform's file.
 """
 import csv
 import io
@@ -25,6 +25,7 @@ import cases
 import class_picture
 import files
 import deadlines
+import platforms
 import similarity
 from row import Row
 from status import Status
@@ -279,51 +280,21 @@ def cases_line(meta):
            "cases): %s." % (meta["draw"], " ".join(meta["cases"]))
 
 
-def gradescope_results(row, points, path, meta=None):
-    """Gradescope's results.json for one row: a test per STEP (its score, its points, its line
-    of the report), the total, the row's feedback as the output (escaped as the feedback files
-    are), and in extra_data its status and draw. A lab that was not graded, or did not compile,
-    scores 0 with the reason."""
-    lines = {n: plain(line) for n, line in enumerate(row.step_lines or [], 1)}
-    tests = [{"name": "STEP %d: %s" % (n, cases.STEP_NAMES[n]), "number": str(n),
-              "score": float(row.steps[n - 1]), "max_score": float(points[n - 1]),
-              "output": lines.get(n, "not graded: %s" % row.status)} for n in cases.STEP_NUMBERS]
-    data = {"score": float(row.score), "output": feedback_text(row) + ("\n" + plain(row.isolation) if row.isolation else "") + ("\n" + cases_line(meta) if meta else ""), "stdout_visibility": "visible", "tests": tests}
-    data["extra_data"] = {"status": str(row.status)}  # how its runs ended (status.py), as a value
-    if meta:  # the draw of cases, to grade this submission again alike (check_lab.py --grade --draw SEED)
-        data["extra_data"].update(draw=meta.get("draw"), cases=meta.get("cases"))
-    with files.written(path) as f:
-        json.dump(data, f, indent=2)
-
-
-PRAIRIELEARN_LIMIT = 1 << 20  # bytes: PrairieLearn reads no larger results.json
-
-
-def prairielearn_results(row, points, path, meta=None):
-    """PrairieLearn's results.json for one row, by its external grader's rules (strict JSON
-    in UTF-8, no NaN, at most 1 MiB; a score from 0 to 1, which it never clamps). A lab that
-    was graded, whatever it scored (a compile's 0 too): the score as points over the lab's,
-    a test per STEP with its line of the report, the feedback as the output. A submission with
-    no lab, or a file that is not one: "gradable": false with the reason in format_errors,
-    which costs the student no attempt."""
-    if not row.graded:
-        data = {"gradable": False, "format_errors": [plain(row.diagnosis or row.status, keep="")],
-                "message": "Not graded (%s): submit one file, lab04_attention.cpp. This cost you no attempt." % row.status}
-    else:
-        lines = {n: plain(line, keep="") for n, line in enumerate(row.step_lines or [], 1)}
-        data = {"gradable": True, "score": row.score / row.max_score if row.max_score else 0.0,
-                "message": "score: %s/%s (%s)" % (fmt(row.score), fmt(row.max_score), row.status),
-                "output": feedback_text(row) + ("\n" + plain(row.isolation) if row.isolation else "")
-                + ("\n" + cases_line(meta) if meta else ""),
-                "tests": [{"name": "STEP %d" % n, "description": cases.STEP_NAMES[n], "points": float(row.steps[n - 1]),
-                           "max_points": float(points[n - 1]), "message": lines.get(n, "not graded: %s" % row.status),
-                           "output": ""} for n in cases.STEP_NUMBERS]}
-    text = json.dumps(data, ensure_ascii=True, allow_nan=False, indent=1)
-    if len(text) > PRAIRIELEARN_LIMIT:  # the output alone can grow: cut it to fit, and say so
-        over = len(text) - PRAIRIELEARN_LIMIT + 200
-        data["output"] = data["output"][:max(0, len(data["output"]) - over)] + "\n... (cut: PrairieLearn reads 1 MB)"
-        text = json.dumps(data, ensure_ascii=True, allow_nan=False, indent=1)
-    files.write_text(path, text + "\n")
+def grade_of(row, points, meta=None):
+    """One row as the platforms' files take it (platforms.Grade): each STEP's points and line
+    of the report, the row's feedback as the output (escaped as the feedback files are), with
+    its isolation and cases; in extra, its status and the draw of its cases (to grade it
+    again alike: check_lab.py --grade --draw SEED). A lab that was not graded, or did not
+    compile, scores 0 with the reason."""
+    extra = {"status": str(row.status)}  # how its runs ended (status.py), as a value
+    if meta:
+        extra.update(draw=meta.get("draw"), cases=meta.get("cases"))
+    return platforms.Grade(
+        score=float(row.score), points=list(points), earned=[float(p) for p in row.steps], right=list(row.right),
+        lines={n: plain(line, keep="") for n, line in enumerate(row.step_lines or [], 1)},
+        output=feedback_text(row) + ("\n" + plain(row.isolation) if row.isolation else "")
+        + ("\n" + cases_line(meta) if meta else ""),
+        status=str(row.status), graded=row.graded, why=plain(row.diagnosis or row.status, keep=""), extra=extra)
 
 
 def export_lines(folder, export, rows):

@@ -344,7 +344,7 @@ def write_classroom50(out, files, points, install, unisolated=False):
     write_tree(os.path.join(out, "autograder", "project"), [], bundle)
     grader = fill("classroom50_autograder.py", POINTS=", ".join(str(int(p)) for p in points),
                   UNISOLATED="grade" if unisolated else "refuse",
-                  PACKAGES=" ".join(packages), STEP_NAMES=json.dumps({str(n): cases.STEP_NAMES[n] for n in cases.STEP_NUMBERS}))
+                  PACKAGES=" ".join(packages))
     path = os.path.join(out, "autograder", "autograder.py")
     write_text(path, grader)
     os.chmod(path, 0o755)

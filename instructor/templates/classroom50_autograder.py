@@ -34,15 +34,15 @@ PROJECT = os.path.join(HERE, "project")
 POINTS = [@POINTS@]  # each STEP's points: whole numbers, as Classroom 50's scores are
 PACKAGES = "@PACKAGES@".split()  # the README's install line's packages
 NEEDED = ["CLASSROOM", "ASSIGNMENT", "SUBMISSION_TAG", "COMMIT_URL", "RELEASE_URL"]
-STEP_NAMES = @STEP_NAMES@  # the checker's names of the steps
 BODY_LIMIT = 60000  # characters of release-body.md (a GitHub release's text holds about 125,000)
 # Where the student's compile cannot be isolated (not root, no sudo without a password, no user
 # namespaces for bubblewrap): "refuse" grades nothing and says so; "grade" grades, saying so
 # (make_starter.py --classroom50 --grade-unisolated).
 UNISOLATED = "@UNISOLATED@"
 
-sys.path.insert(0, os.path.join(PROJECT, "checker"))  # the bundle's checker: its file writer
+sys.path.insert(0, os.path.join(PROJECT, "checker"))  # the bundle's checker: its file writers
 import files  # noqa: E402
+import platforms  # noqa: E402
 
 
 class GraderFault(Exception):
@@ -179,21 +179,17 @@ def committed_at(checkout):
 
 
 def result_of(row, env, checkout):
-    """result.json for the row: integer points (the points are whole numbers; a STEP's points
-    are all or nothing), a test per STEP."""
-    right = row.get("right") or [False] * len(POINTS)
-    lines = row.get("step_lines") or []
-    tests = []
-    for n in range(1, len(POINTS) + 1):
-        message = lines[n - 1] if len(lines) >= n else "not graded: %s (%s)" % (row["status"], row["diagnosis"][:300])
-        tests.append({"test-name": "STEP %d: %s" % (n, STEP_NAMES[str(n)]), "passed": bool(right[n - 1]),
-                      "score": POINTS[n - 1] if right[n - 1] else 0, "max-score": POINTS[n - 1], "message": message})
+    """result.json for the row (class.json's), as platforms.classroom50 writes it."""
+    grade = platforms.Grade(
+        score=float(row.get("score") or 0), points=POINTS, earned=[float(p) for p in row.get("steps") or [0] * len(POINTS)],
+        right=row.get("right") or [False] * len(POINTS), lines=dict(enumerate(row.get("step_lines") or [], 1)),
+        output="\n".join(row.get("feedback") or []), status=row["status"], why=row["diagnosis"])
     owner = env.get("OWNER") or env.get("USERNAME") or env.get("GITHUB_ACTOR") or ""
-    return {"schema": "classroom50/result/v1", "classroom": env["CLASSROOM"], "assignment": env["ASSIGNMENT"],
-            "assignment_type": env.get("ASSIGNMENT_TYPE") or "individual", "owner": owner,
-            "submission": env["SUBMISSION_TAG"], "commit": env["COMMIT_URL"], "release": env["RELEASE_URL"],
-            "review": env.get("REVIEW_URL") or env["COMMIT_URL"], "datetime": committed_at(checkout),
-            "score": sum(t["score"] for t in tests), "max-score": sum(POINTS), "tests": tests}
+    return platforms.classroom50(grade, {
+        "classroom": env["CLASSROOM"], "assignment": env["ASSIGNMENT"],
+        "assignment_type": env.get("ASSIGNMENT_TYPE") or "individual", "owner": owner,
+        "submission": env["SUBMISSION_TAG"], "commit": env["COMMIT_URL"], "release": env["RELEASE_URL"],
+        "review": env.get("REVIEW_URL") or env["COMMIT_URL"], "datetime": committed_at(checkout)})
 
 
 def fence(text):

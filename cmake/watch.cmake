@@ -62,4 +62,4 @@ target_compile_definitions(lab04_watch PRIVATE
   LAB_OBJECT="$<TARGET_OBJECTS:${module_objects}>" LAB_CHECKER="${PROJECT_SOURCE_DIR}/checker"
   LAB_BUILD_TOOL="$<IF:$<STREQUAL:${CMAKE_GENERATOR},Ninja>,${CMAKE_MAKE_PROGRAM},${CMAKE_COMMAND}>"
   ${LAB_RESIDENT_DEFINES})
-target_link_libraries(lab04_watch PRIVATE lab04_engine ${CMAKE_DL_LIBS})  # engine/engine.cmake
+target_link_libraries(lab04_watch PRIVATE lab04_engine lab04_stand_in ${CMAKE_DL_LIBS})  # engine/engine.cmake

@@ -7,6 +7,12 @@ add_library(lab04_engine STATIC ${CMAKE_CURRENT_LIST_DIR}/run.cpp)
 lab_standard(lab04_engine)
 set_target_properties(lab04_engine PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(lab04_engine PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+# lab04_stand_in: a program run by a server that has loaded LibTorch, standing in for its own
+# process (engine/stand_in/protocol.h): the watch's --once server and the tests' lab server.
+add_library(lab04_stand_in STATIC ${CMAKE_CURRENT_LIST_DIR}/stand_in/protocol.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/stand_in/client.cpp ${CMAKE_CURRENT_LIST_DIR}/stand_in/server.cpp)
+lab_standard(lab04_stand_in)
+target_include_directories(lab04_stand_in PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 add_executable(lab04_runner ${CMAKE_CURRENT_LIST_DIR}/runner.cpp)
 lab_standard(lab04_runner)
 target_link_libraries(lab04_runner PRIVATE lab04_engine ${CMAKE_DL_LIBS})

@@ -5,7 +5,7 @@ usage: engine_rule_test.py WORK_DIR
 
 The rule, as the code holds it:
 - Resource limits are set in two files only: the engine (engine/run.cpp) and its stand-in
-  (engine/stand_in.h, whose program takes on the limits its client already has: the tests'
+  (engine/stand_in/server.cpp, whose program takes on the limits its client already has: the tests'
   lab server's and the watch's --once server's). Read
   from the source of every product folder and the fast path: a setrlimit() or prlimit() call
   in C++, resource.setrlimit or a "prlimit" command word in Python, ulimit or prlimit in a
@@ -48,7 +48,8 @@ import sandbox  # noqa: E402  (the checker's)
 
 PRODUCT = ["checker", "grader", "instructor", "engine", "watch", "cmake", "tools", os.path.join("tests", "fast_lab")]
 ALLOWED = {os.path.join("engine", "run.cpp"): "the engine",
-           os.path.join("engine", "stand_in.h"): "the stand-in, which gives its program its client's limits"}
+           os.path.join("engine", "stand_in", "server.cpp"): "the stand-in's server, which gives its program its "
+                                                             "client's limits"}
 NOT_A_LAB = {os.path.join("grader", "deadlines.py"): "git reading a student's repository at its deadline"}
 C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
 SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
@@ -69,7 +70,7 @@ SHELL_BUILD = re.compile(r"^[^#]*?(?:^|[;&|(]|\bsudo|\bexec)\s*(%s)\b" % "|".joi
 FORKERS = {os.path.join("engine", "run.cpp"): "the engine: a lab's process",
            os.path.join("engine", "runner.cpp"): "the engine's program: a process for each student's runs, "
                                                  "and one that sweeps what labs left",
-           os.path.join("engine", "stand_in.h"): "a server started as a daemon, no lab",
+           os.path.join("engine", "stand_in", "client.cpp"): "a server started as a daemon, no lab",
            os.path.join("watch", "lab_watch.cpp"): "the build (cmake or ninja), no lab",
            os.path.join("watch", "verdict.cpp"): "the checker's Python, whose labs are the engine's",
            os.path.join("tests", "fast_lab", "server.cpp"): "a handler for each client, whose lab is the engine's",

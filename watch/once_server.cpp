@@ -4,27 +4,31 @@
 // the watch keeps between saves: LibTorch loaded, the checker with torch and its reference,
 // the resident compiler that has read LibTorch's header (resident_client.cpp). Each --once is
 // then a client: it hands the server its arguments, environment, working folder, descriptors
-// 0, 1 and 2, umask, signal mask and limits (engine/stand_in.h) and ends as the lab ended; the
+// 0, 1 and 2, umask, signal mask and limits (engine/stand_in/) and ends as the lab ended; the
 // server builds, runs and judges the lab exactly as --once in its own process does, its lines
 // on the client's terminal, each run taking on the client's environment, folder and limits.
 //
 // A signal to the client (Ctrl-C) stops the build, the run or the verdict, and the client then
 // dies of it; a client killed outright stops them too. One server per environment LibTorch
-// starts in (engine/stand_in.h), listening in the build folder; a client it cannot serve as its
+// starts in (engine/stand_in/), listening in the build folder; a client it cannot serve as its
 // own process would run (another user, a sandbox, another CPU affinity or stack limit) does
 // --once itself. A server stops after 5 minutes without a client, on `build/lab04_watch
 // --stop`, and once the watch or its runtime is rebuilt or the build folder removed.
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "stand_in.h"
+#include "stand_in/client.h"
+#include "stand_in/server.h"
 #include "watch.h"
 
 namespace watch {

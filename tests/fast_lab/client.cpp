@@ -21,7 +21,9 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "fast_lab.h"
 

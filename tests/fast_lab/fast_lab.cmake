@@ -78,8 +78,7 @@ add_executable(fast_probe_at_load EXCLUDE_FROM_ALL ${CMAKE_CURRENT_LIST_DIR}/cli
 foreach(target lab04_fast_server lab04_fast parse_options_test fast_probe fast_probe_at_load)  # small and plain: no LibTorch
   lab_standard(${target})
   target_compile_definitions(${target} PRIVATE ${fast_paths})
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engine)  # stand_in.h
-  target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
+  target_link_libraries(${target} PRIVATE lab04_stand_in ${CMAKE_DL_LIBS})  # engine/stand_in/
 endforeach()
 if(LAB_OBJCOPY AND LAB_READELF)
   target_compile_definitions(lab04_fast_server PRIVATE FAST_LAB_DEFERRED)

@@ -1,6 +1,6 @@
 // fast_lab.h: what the test client (client.cpp, build/tests/lab04_fast) and the lab server
 // (server.cpp, build/tests/lab04_fast_server) share: where the server listens and how it is
-// started. The messages, and how a program's process is stood in for, are engine/stand_in.h's.
+// started. The messages, and how a program's process is stood in for, are engine/stand_in/'s.
 //
 // Aims. The tests run the lab some 30 times, and each run of build/lab04_attention spends about
 // 0.65 s in LibTorch's start before the lab's first line. The server loads LibTorch once and
@@ -19,7 +19,8 @@
 // checker runs its labs in a minimal one (no such variable), a second server.
 #pragma once
 
-#include "stand_in.h"
+#include "stand_in/client.h"
+#include "stand_in/server.h"
 
 namespace fast_lab {
 

@@ -25,7 +25,7 @@
 // (fork) that loads the lab just built, as a module (lab04_module), and calls its main. The
 // child starts from the state of a process that has not run anything yet, as
 // build/lab04_attention does, so it prints the same bytes; and a crash of the lab ends the
-// child, never the watch. Where the build has clang 14's libraries, a save is compiled in the
+// child, never the watch. Where the build has clang's libraries, a save is compiled in the
 // watch by its resident compiler (resident_client.cpp), which read LibTorch's header once,
 // and clang++ compiles only what it refuses. The lab itself, lab04_attention.cpp, knows
 // nothing of this.

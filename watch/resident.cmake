@@ -1,15 +1,21 @@
 # Included by cmake/watch.cmake where the watch's module is compiled against the -fpch-codegen
 # header (clang): the watch's resident compiler (watch/resident.cpp), which loads that header
-# once and compiles each save in a tenth of the time. It needs clang 14's own libraries and
-# headers (Debian 12: libclang-dev and llvm-dev, docs/performance.md says what they give);
+# once and compiles each save in a tenth of the time. It needs clang's own libraries and
+# headers, of a version it is written for (LAB_RESIDENT_CLANGS; libclang-dev and llvm-dev);
 # without them, or with another clang, the watch compiles each save with clang++, as before.
 string(REGEX MATCH "^[0-9]+" clang_major "${CMAKE_CXX_COMPILER_VERSION}")
 set(llvm_root /usr/lib/llvm-${clang_major})
 find_path(LAB_CLANG_INCLUDE clang/Interpreter/Interpreter.h PATHS ${llvm_root}/include NO_DEFAULT_PATH)
 find_path(LAB_LLVM_INCLUDE llvm/Linker/Linker.h PATHS ${llvm_root}/include NO_DEFAULT_PATH)
-find_library(LAB_CLANG_CPP NAMES libclang-cpp.so.${clang_major} clang-cpp PATHS ${llvm_root}/lib NO_DEFAULT_PATH)
+find_library(LAB_CLANG_CPP NAMES libclang-cpp.so.${clang_major} libclang-cpp.so.${clang_major}.1 clang-cpp PATHS ${llvm_root}/lib NO_DEFAULT_PATH)
 find_library(LAB_LLVM NAMES LLVM-${clang_major} PATHS ${llvm_root}/lib NO_DEFAULT_PATH)
-if(clang_major EQUAL 14 AND LAB_CLANG_INCLUDE AND LAB_LLVM_INCLUDE AND LAB_CLANG_CPP AND LAB_LLVM)
+# The clang versions the watch's resident compiler is built with: Debian 12's. watch/resident.cpp
+# also compiles against clang 19 and 21 (Debian 13's and testing's), and on 19 compiles a save and
+# runs it; but a save that includes a header no compile had read crashes clang 19's
+# Interpreter::Parse (issue 60), so they are not used yet.
+set(LAB_RESIDENT_CLANGS 14)
+if(clang_major IN_LIST LAB_RESIDENT_CLANGS AND LAB_CLANG_INCLUDE AND LAB_LLVM_INCLUDE AND LAB_CLANG_CPP
+   AND LAB_LLVM)
   add_library(lab04_resident MODULE EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/watch/resident.cpp)
   target_include_directories(lab04_resident SYSTEM PRIVATE ${LAB_CLANG_INCLUDE} ${LAB_LLVM_INCLUDE})
   target_link_libraries(lab04_resident PRIVATE ${LAB_CLANG_CPP} ${LAB_LLVM})
@@ -28,6 +34,6 @@ if(clang_major EQUAL 14 AND LAB_CLANG_INCLUDE AND LAB_LLVM_INCLUDE AND LAB_CLANG
       LAB_SUPPLY="$<TARGET_OBJECTS:lab04_supply>" LAB_RESOURCE_DIR="${resource_dir}")
   message(STATUS "The watch compiles each save with its resident compiler (clang ${clang_major}'s libraries)")
 else()
-  message(STATUS "The watch compiles each save with clang++: its resident compiler needs clang 14's "
-                 "libraries (Debian 12: apt-get install libclang-dev llvm-dev)")
+  message(STATUS "The watch compiles each save with clang++: its resident compiler needs the "
+                 "libraries of clang ${LAB_RESIDENT_CLANGS} (apt-get install libclang-dev llvm-dev)")
 endif()

@@ -13,8 +13,10 @@
 // left behind by an earlier save, a #pragma, a name of the lab that a name outside it would
 // have overloaded, and code the part needs that no loaded library has.
 //
-// Built only with clang 14 (Debian 12's), whose interface this file uses; the watch loads it
-// with dlopen, so that neither --once nor a build without it carries LLVM. clang 14 forgets,
+// Built with clang 14 (Debian 12's); it compiles with clang 19 and 21 too (their interfaces
+// differ in a few calls, chosen by LLVM_VERSION_MAJOR), which watch/resident.cmake does not use
+// yet. The watch loads it with dlopen, so that neither --once nor a build without it carries
+// LLVM. clang 14 forgets,
 // from one part to the next, the inline functions it has not emitted yet (later versions keep
 // them): a part's missing functions are taken from those the earlier parts emitted, and from
 // a normal compile of the lab ("the supply", compiled to bitcode by the build).
@@ -29,6 +31,7 @@
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
 #include <dlfcn.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -50,6 +53,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -113,7 +117,7 @@ std::unique_ptr<llvm::Module> shareable(const llvm::Module& m) {
   std::unique_ptr<llvm::Module> shared = llvm::CloneModule(m);
   for (llvm::Function& f : shared->functions()) {
     if (f.isDeclaration()) continue;
-    bool header_internal = f.hasLocalLinkage() && f.getName().startswith("_Z");
+    bool header_internal = f.hasLocalLinkage() && f.getName().str().rfind("_Z", 0) == 0;
     if (header_internal || f.hasLinkOnceLinkage() || f.hasWeakLinkage()) {
       f.setLinkage(llvm::GlobalValue::WeakODRLinkage);  // kept by every link into the library
       f.setVisibility(llvm::GlobalValue::HiddenVisibility);
@@ -271,14 +275,23 @@ void gather_constructors(llvm::Module& m, const std::string& name) {
 
 bool object_code(llvm::Module& m, llvm::SmallVectorImpl<char>& object, std::string& why) {
   std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(m.getTargetTriple(), error);
+  const auto& triple = m.getTargetTriple();  // a string, a Triple from LLVM 21
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) return why = error, false;
-  std::unique_ptr<llvm::TargetMachine> machine(
-      target->createTargetMachine(m.getTargetTriple(), "x86-64", "", llvm::TargetOptions(),
-                                  llvm::Reloc::PIC_, llvm::None, llvm::CodeGenOpt::None));
+#if LLVM_VERSION_MAJOR >= 18
+  const auto level = llvm::CodeGenOptLevel::None;
+  const auto file = llvm::CodeGenFileType::ObjectFile;
+  const auto no_code_model = std::nullopt;
+#else
+  const auto level = llvm::CodeGenOpt::None;
+  const auto file = llvm::CGFT_ObjectFile;
+  const auto no_code_model = llvm::None;
+#endif
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_, no_code_model, level));
   llvm::raw_svector_ostream out(object);
   llvm::legacy::PassManager passes;
-  if (machine->addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_ObjectFile))
+  if (machine->addPassesToEmitFile(passes, out, nullptr, file))
     return why = "no object writer for this target", false;
   passes.run(m);
   return true;
@@ -326,9 +339,39 @@ bool link_part(lab04_resident& r, int n, llvm::SmallVectorImpl<char>& code, lab0
   if (!init) return failed(init.takeError());
   auto main = r.jit->lookup(*r.linked, "lab04_main_" + std::to_string(n));
   if (!main) return failed(main.takeError());
+#if LLVM_VERSION_MAJOR >= 17
+  entry->init = init->toPtr<void (*)()>();
+  entry->main = main->toPtr<int (*)(int, char**)>();
+#else
   entry->init = llvm::jitTargetAddressToFunction<void (*)()>(init->getAddress());
   entry->main = llvm::jitTargetAddressToFunction<int (*)(int, char**)>(main->getAddress());
+#endif
   return true;
+}
+
+#define LAB_NAME_OF(f) LAB_NAME_OF_(f)
+#define LAB_NAME_OF_(f) #f
+
+// Registers this machine's target with clang's LLVM. LibTorch may carry an LLVM of its own and
+// export that LLVM's C functions (Debian 13's does, for its tensor-expression compiler); the
+// watch loads LibTorch first, so llvm::InitializeNativeTarget(), which calls them by name, would
+// register the target in LibTorch's copy, and clang's would find none. They are taken from the
+// library that holds clang's LLVM instead.
+bool initialize_native_target() {
+  Dl_info info{};
+  void* llvm_library = nullptr;
+  if (dladdr(reinterpret_cast<void*>(&llvm::TargetRegistry::targets), &info) && info.dli_fname)
+    llvm_library = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (!llvm_library) return false;
+  for (const char* name : {LAB_NAME_OF(LLVM_NATIVE_TARGETINFO), LAB_NAME_OF(LLVM_NATIVE_TARGET),
+                           LAB_NAME_OF(LLVM_NATIVE_TARGETMC), LAB_NAME_OF(LLVM_NATIVE_ASMPRINTER),
+                           LAB_NAME_OF(LLVM_NATIVE_ASMPARSER)}) {
+    auto initialize = reinterpret_cast<void (*)()>(dlsym(llvm_library, name));
+    if (!initialize) return dlclose(llvm_library), false;
+    initialize();
+  }
+  dlclose(llvm_library);  // (it stays loaded: clang's library needs it)
+  return llvm::TargetRegistry::targets().begin() != llvm::TargetRegistry::targets().end();
 }
 
 }  // namespace
@@ -338,10 +381,20 @@ extern "C" {
 // Starts the compiler with the lab's compile flags (the compiler, the output, the source and
 // the dependency-file options left out). Null when it cannot start.
 lab04_resident* lab04_resident_start(int argc, const char* const* argv) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  if (!initialize_native_target()) return nullptr;
   std::vector<const char*> args(argv, argv + argc);
+#if LLVM_VERSION_MAJOR >= 17
+  // From clang 15 on, an incremental compiler is one with -fincremental-extensions, a language
+  // option the header was built without (clang++'s compiles of the lab use it too), so loading
+  // it would fail; it changes how new input is parsed, nothing of what the header holds.
+  args.push_back("-Xclang");
+  args.push_back("-fno-validate-pch");
+  clang::IncrementalCompilerBuilder builder;
+  builder.SetCompilerArgs(args);
+  auto compiler = builder.CreateCpp();
+#else
   auto compiler = clang::IncrementalCompilerBuilder::create(args);
+#endif
   if (!compiler) return llvm::consumeError(compiler.takeError()), nullptr;
   auto* r = new lab04_resident;
   r->said = new Said;

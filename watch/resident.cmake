@@ -9,11 +9,8 @@ find_path(LAB_CLANG_INCLUDE clang/Interpreter/Interpreter.h PATHS ${llvm_root}/i
 find_path(LAB_LLVM_INCLUDE llvm/Linker/Linker.h PATHS ${llvm_root}/include NO_DEFAULT_PATH)
 find_library(LAB_CLANG_CPP NAMES libclang-cpp.so.${clang_major} libclang-cpp.so.${clang_major}.1 clang-cpp PATHS ${llvm_root}/lib NO_DEFAULT_PATH)
 find_library(LAB_LLVM NAMES LLVM-${clang_major} PATHS ${llvm_root}/lib NO_DEFAULT_PATH)
-# The clang versions the watch's resident compiler is built with: Debian 12's. watch/resident.cpp
-# also compiles against clang 19 and 21 (Debian 13's and testing's), and on 19 compiles a save and
-# runs it; but a save that includes a header no compile had read crashes clang 19's
-# Interpreter::Parse (issue 60), so they are not used yet.
-set(LAB_RESIDENT_CLANGS 14)
+# The clang versions watch/resident.cpp is written for: Debian 12's, 13's and testing's.
+set(LAB_RESIDENT_CLANGS 14 19 21)
 if(clang_major IN_LIST LAB_RESIDENT_CLANGS AND LAB_CLANG_INCLUDE AND LAB_LLVM_INCLUDE AND LAB_CLANG_CPP
    AND LAB_LLVM)
   add_library(lab04_resident MODULE EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/watch/resident.cpp)

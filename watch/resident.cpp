@@ -13,12 +13,11 @@
 // left behind by an earlier save, a #pragma, a name of the lab that a name outside it would
 // have overloaded, and code the part needs that no loaded library has.
 //
-// Built with clang 14 (Debian 12's); it compiles with clang 19 and 21 too (their interfaces
-// differ in a few calls, chosen by LLVM_VERSION_MAJOR), which watch/resident.cmake does not use
-// yet. The watch loads it with dlopen, so that neither --once nor a build without it carries
-// LLVM. clang 14 forgets,
-// from one part to the next, the inline functions it has not emitted yet (later versions keep
-// them): a part's missing functions are taken from those the earlier parts emitted, and from
+// Built with the clang of Debian 12, 13 or testing (14, 19 or 21: their interfaces differ in a
+// few calls, chosen by LLVM_VERSION_MAJOR). The watch loads it with dlopen, so that neither
+// --once nor a build without it carries LLVM. clang 14 forgets, from one part to the next, the
+// inline functions it has not emitted yet (later versions keep them): a part's missing
+// functions are taken from those the earlier parts emitted, and from
 // a normal compile of the lab ("the supply", compiled to bitcode by the build).
 
 #include <clang/AST/ASTContext.h>
@@ -28,6 +27,8 @@
 #include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Interpreter/Interpreter.h>
+#include <clang/Lex/HeaderSearch.h>
+#include <clang/Lex/Lexer.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
 #include <dlfcn.h>
@@ -99,6 +100,52 @@ struct Outliving : clang::PPCallbacks {
     if (ours(at)) refused = "it has a #pragma";
   }
 };
+
+// What keeps a part from being parsed at all: an #include of a header that no compile has read
+// yet (clang 19 and 21 crash parsing some, <regex> among them, inside the part's namespace,
+// where clang 14 returned errors), of one named by a macro, or of one beside the lab (looked
+// for where clang++ would look, beside the lab, which a part in memory has no folder for). The
+// directives are found by clang's own lexer, which reads comments, line splices and %: as the
+// preprocessor does; an #include in an #if 0 counts too (clang++ then compiles the save).
+std::string unparsable(clang::Preprocessor& pp, const std::string& text) {
+  const char* begin = text.c_str();
+  clang::Lexer lexer(clang::SourceLocation(), pp.getLangOpts(), begin, begin, begin + text.size());
+  clang::Token token;
+  lexer.LexFromRawLexer(token);
+  while (token.isNot(clang::tok::eof)) {
+    bool directive = token.is(clang::tok::hash) && token.isAtStartOfLine();
+    lexer.LexFromRawLexer(token);
+    if (!directive || !token.is(clang::tok::raw_identifier)) continue;
+    llvm::StringRef kind = token.getRawIdentifier();
+    if (kind != "include" && kind != "import" && kind != "include_next") continue;
+    if (kind == "include_next") return "it has an #include_next";
+    lexer.setParsingPreprocessorDirective(true);
+    lexer.LexIncludeFilename(token);
+    lexer.setParsingPreprocessorDirective(false);
+    if (!token.is(clang::tok::header_name)) return "it includes a header named by a macro";
+    std::string spelled(token.getLiteralData(), token.getLength());
+    if (spelled.front() == '"') return "it includes " + spelled + ", a header beside the lab";
+    clang::HeaderSearch& search = pp.getHeaderSearchInfo();
+#if LLVM_VERSION_MAJOR >= 17
+    clang::ConstSearchDirIterator found_in = nullptr;
+#else
+    const clang::DirectoryLookup* found_in = nullptr;
+#endif
+    auto file =
+        search.LookupFile(spelled.substr(1, spelled.size() - 2), {}, /*isAngled=*/true, nullptr,
+                          &found_in, {}, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (!file) return "it includes " + spelled + ", which is not found";
+#if LLVM_VERSION_MAJOR >= 17
+    bool read = pp.alreadyIncluded(*file);
+#else
+    search.getFileInfo(&file->getFileEntry());  // what the precompiled header says of it
+    bool read = pp.alreadyIncluded(&file->getFileEntry());
+#endif
+    if (!read) return "it includes " + spelled + ", a header that no earlier compile had included";
+    lexer.LexFromRawLexer(token);
+  }
+  return "";
+}
 
 std::string mangled_free(const llvm::Module& m) {  // a used symbol no loaded library defines
   for (const llvm::Function& f : m.functions())
@@ -461,6 +508,13 @@ int lab04_resident_compile(lab04_resident* r, const char* text, const char* sour
   code += "namespace " + part + " {\n#line 1 \"" + quoted + "\"\n" + text + "\n}\n";
   code += "extern \"C\" int " + entry_name + "(int c, char** v) { return lab04_call(&" + part +
           "::main, c, v); }\n";
+  clang::Preprocessor& pp =
+      const_cast<clang::CompilerInstance&>(*r->interpreter->getCompilerInstance())
+          .getPreprocessor();
+  if (std::string refused = unparsable(pp, text); !refused.empty()) {
+    r->why = refused;  // nothing was parsed: the compiler stays usable
+    return *why = r->why.c_str(), kRefused;
+  }
   r->said->count = 0;
   r->outliving->defined.clear();
   r->outliving->refused.clear();

@@ -103,7 +103,14 @@ std::vector<std::string> flags_of(const std::string& compile) {
 
 bool load_library() {
   if (g.loaded || g.failed) return g.loaded;
-  void* lib = dlopen(LAB_RESIDENT, RTLD_NOW | RTLD_LOCAL);
+  // Debian testing's LibTorch carries an LLVM of its own and exports its C++ names, and the
+  // watch loaded it first: clang's LLVM would bind its globals to LibTorch's copy (two LLVMs in
+  // one registry: a double free). Where a name of LLVM's is loaded already, the compiler is
+  // loaded with RTLD_DEEPBIND, so that clang's libraries bind to their own names first; only
+  // there (the sanitizers' runtimes refuse RTLD_DEEPBIND).
+  int mode = RTLD_NOW | RTLD_LOCAL;
+  if (dlsym(RTLD_DEFAULT, "_ZN4llvm14TargetRegistry7targetsEv")) mode |= RTLD_DEEPBIND;
+  void* lib = dlopen(LAB_RESIDENT, mode);
   if (lib) {
     g.start = reinterpret_cast<Start>(dlsym(lib, "lab04_resident_start"));
     g.supply = reinterpret_cast<Supply>(dlsym(lib, "lab04_resident_supply"));

@@ -101,15 +101,29 @@ std::vector<std::string> flags_of(const std::string& compile) {
   return flags;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 bool load_library() {
   if (g.loaded || g.failed) return g.loaded;
   // Debian testing's LibTorch carries an LLVM of its own and exports its C++ names, and the
   // watch loaded it first: clang's LLVM would bind its globals to LibTorch's copy (two LLVMs in
   // one registry: a double free). Where a name of LLVM's is loaded already, the compiler is
   // loaded with RTLD_DEEPBIND, so that clang's libraries bind to their own names first; only
-  // there (the sanitizers' runtimes refuse RTLD_DEEPBIND).
+  // there (the sanitizers' runtimes refuse RTLD_DEEPBIND: a sanitized watch there compiles each
+  // save with clang++).
   int mode = RTLD_NOW | RTLD_LOCAL;
   if (dlsym(RTLD_DEFAULT, "_ZN4llvm14TargetRegistry7targetsEv")) mode |= RTLD_DEEPBIND;
+  if ((mode & RTLD_DEEPBIND) && kSanitized) return g.failed = true, false;
   void* lib = dlopen(LAB_RESIDENT, mode);
   if (lib) {
     g.start = reinterpret_cast<Start>(dlsym(lib, "lab04_resident_start"));

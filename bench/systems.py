@@ -18,8 +18,9 @@ TITLE = "## The watch on each system"
 PLACE = "<!-- the watch on each system -->"
 PART = "<!-- system: "
 END = "<!-- end of the systems -->"
-ABOUT = """`bench/run` writes here the watch's rows of the system it runs on, and `bench/run --watch`
-measures those alone (CI runs it on each fresh Debian); the other systems' parts stay as their
+ABOUT = """`bench/run` writes here the watch's rows of the system it runs on, and, where real Docker
+can run, those of the dev container's image (`bench/devcontainer.py`); `bench/run --watch`
+measures the system's alone (CI runs it on each fresh Debian). The other parts stay as their
 last run left them. Each part is one run on one machine: compare within a part, not across."""
 
 

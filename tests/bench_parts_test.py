@@ -1,0 +1,99 @@
+"""bench/run's helpers, on made-up inputs (the timings themselves are bench/run's, never a
+test's): bench/systems.py puts one system's part of docs/performance.md in place of its old
+one and keeps the other systems' parts and the rest of the document, in a whole run's new
+document too; bench/timer.py, where Debian has no hyperfine, times each command after its own
+--prepare and writes hyperfine's medians. Bad input to either: one line on stderr, nothing on
+stdout, exit 2, the document untouched.
+
+usage: bench_parts_test.py WORK_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import checklist
+import project
+
+SYSTEMS = os.path.join(project.ROOT, "bench", "systems.py")
+TIMER = os.path.join(project.ROOT, "bench", "timer.py")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def run(*words):
+    return subprocess.run([sys.executable] + list(words), capture_output=True, text=True)
+
+
+def systems_checks(work):
+    checks = []
+    doc = os.path.join(work, "performance.md")
+    old_a = write(os.path.join(work, "a.md"), "### A, old\n\n| a | 1 |\n")
+    part_b = write(os.path.join(work, "b.md"), "### B\n\n| b | 2 |\n")
+    write(doc, "# Performance\n\nthe table\n\n## Notes\n\nthe notes\n")
+    done = [run(SYSTEMS, doc, "A", old_a), run(SYSTEMS, doc, "B", part_b)]
+    new_a = write(os.path.join(work, "a2.md"), "### A, new\n\n| a | 3 |\n")
+    done.append(run(SYSTEMS, doc, "A", new_a))
+    text = open(doc).read()
+    checks.append(("a system's part replaces its own old part and keeps the other system's and the document",
+                   all(d.returncode == 0 for d in done) and "| a | 3 |" in text and "| a | 1 |" not in text
+                   and "| b | 2 |" in text and text.startswith("# Performance\n\nthe table\n")
+                   and "the notes" in text and text.count("## The watch on each system") == 1
+                   and text.index("### A, new") < text.index("### B"), text))
+    body = write(os.path.join(work, "body.md"),
+                 "# Performance\n\nnew table\n\n<!-- the watch on each system -->\n\n## Notes\n")
+    whole = run(SYSTEMS, doc, "B", write(os.path.join(work, "b2.md"), "### B, new\n\n| b | 4 |\n"), body)
+    text = open(doc).read()
+    checks.append(("a whole run's document takes the section where its place is, with every system's part",
+                   whole.returncode == 0 and "new table" in text and "the table" not in text
+                   and "| a | 3 |" in text and "| b | 4 |" in text and "<!-- the watch on each system -->" not in text
+                   and text.index("## The watch on each system") < text.index("## Notes"), text))
+    before = open(doc).read()
+    bad = [run(SYSTEMS, doc, "A", os.path.join(work, "missing.md")), run(SYSTEMS, doc), run(SYSTEMS)]
+    checks.append(("bad input to systems.py: one line on stderr, nothing on stdout, exit 2, the document untouched",
+                   all(b.returncode == 2 and not b.stdout and len(b.stderr.strip().splitlines()) == 1 for b in bad)
+                   and open(doc).read() == before, [(b.returncode, b.stdout, b.stderr) for b in bad]))
+    return checks
+
+
+def timer_checks(work):
+    checks = []
+    out = os.path.join(work, "timed.json")
+    marker = os.path.join(work, "prepared")
+    done = run(TIMER, "--style", "none", "--runs", "3", "--export-json", out,
+               "-n", "slow", "--prepare", "touch %s" % marker, "test -f %s && rm %s && sleep 0.2" % (marker, marker),
+               "-n", "quick", "--prepare", "true", "test ! -f %s && sleep 0.05" % marker)
+    results = json.load(open(out))["results"] if done.returncode == 0 and os.path.isfile(out) else []
+    medians = {r["command"]: r["median"] for r in results}
+    checks.append(("timer.py runs each command after its own --prepare and writes its median under its name",
+                   done.returncode == 0 and set(medians) == {"slow", "quick"} and 0.2 <= medians["slow"] < 2
+                   and 0.05 <= medians["quick"] < medians["slow"], (done.returncode, done.stderr, medians)))
+    failed = run(TIMER, "--runs", "1", "false")
+    ignored = run(TIMER, "-i", "--runs", "1", "false")
+    checks.append(("a failing command ends the timing with exit 1, unless -i",
+                   failed.returncode == 1 and ignored.returncode == 0, (failed.returncode, ignored.returncode)))
+    bad = [run(TIMER, "--runs", "0", "true"), run(TIMER, "--frobnicate", "true"), run(TIMER),
+           run(TIMER, "--prepare", "true", "--prepare", "true", "a", "b", "c")]
+    checks.append(("bad input to timer.py: one line on stderr, nothing on stdout, exit 2",
+                   all(b.returncode == 2 and not b.stdout and len(b.stderr.strip().splitlines()) == 1 for b in bad),
+                   [(b.returncode, b.stdout, b.stderr) for b in bad]))
+    return checks
+
+
+def main(argv):
+    if len(argv) != 1:
+        print("bench_parts_test: usage: bench_parts_test.py WORK_DIR", file=sys.stderr)
+        return 2
+    work = argv[0]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    return checklist.report(systems_checks(work) + timer_checks(work))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -102,11 +102,11 @@ struct Outliving : clang::PPCallbacks {
 };
 
 // What keeps a part from being parsed at all: an #include of a header that no compile has read
-// yet (clang 19 and 21 crash parsing some, <regex> among them, inside the part's namespace,
-// where clang 14 returned errors), of one named by a macro, or of one beside the lab (looked
-// for where clang++ would look, beside the lab, which a part in memory has no folder for). The
-// directives are found by clang's own lexer, which reads comments, line splices and %: as the
-// preprocessor does; an #include in an #if 0 counts too (clang++ then compiles the save).
+// yet (clang 19 crashes parsing some, <regex> among them, inside the part's namespace, where
+// clang 14 returned errors), of one named by a macro, or of one in quotes (clang++ looks for it
+// beside the lab, and a part in memory has no folder). The directives are found by clang's own
+// lexer, which reads comments, line splices and %: as the preprocessor does; an #include in an
+// #if 0 counts too (clang++ then compiles the save).
 std::string unparsable(clang::Preprocessor& pp, const std::string& text) {
   const char* begin = text.c_str();
   clang::Lexer lexer(clang::SourceLocation(), pp.getLangOpts(), begin, begin, begin + text.size());

@@ -39,6 +39,10 @@ def why_not_machine():
         return "a Docker daemon of the tests' own starts as root only"
     if not os.path.ismount("/sys/fs/cgroup"):
         return "dockerd needs the machine's cgroups and /sys/fs/cgroup is not mounted here (a chroot without /sys?)"
+    # Docker's daemon makes a mount namespace for each container: a container with Docker's
+    # default capabilities (a CI job's) can make none, and its docker import fails.
+    if subprocess.run(["unshare", "--mount", "--propagation", "unchanged", "true"], capture_output=True).returncode:
+        return "no mount namespace can be made here (a container with Docker's default capabilities?), and dockerd makes one for each container"
     return None
 
 

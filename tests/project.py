@@ -12,10 +12,9 @@ as the tools themselves are laid out; the tools never import a test.
   files_in(folders)                  those in these folders (tests/fast_lab: a folder in one)
   copy(project, dest)                a copy of them, for a test that builds the project elsewhere
 """
-import fcntl
 import os
 import shutil
-import struct
+import stat
 import subprocess
 import sys
 
@@ -59,47 +58,23 @@ def copy(project, dest):
 class Unwritable:
     """A folder this process cannot write while the context lasts, as a read-only image layer or
     another user's build is to a grader; prefix: what a command that must meet it starts with.
-    Not root: the folder's mode 555. Root writes any folder: in a mount namespace of its own the
-    folder is bound read-only on itself (the prefix); where none can be made (a chroot, whose /
-    is no mount point), the folder is made immutable (as chattr +i does, which stops root too);
-    how says which."""
-
-    MOUNT = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    The folder's mode is 555 (then put back); root, which writes any folder, runs the command
+    without the capabilities that let it (tests/without_override.py): one way on a machine, in a
+    chroot (whose / is no mount point) and in a container with Docker's default capabilities
+    (which can make no mount namespace and set no immutable flag). how says which."""
 
     def __init__(self, folder):
-        self.folder, self.prefix, self.undo = folder, [], None
+        self.folder, self.prefix, self.mode = folder, [], None
 
     def __enter__(self):
-        if os.geteuid() != 0:
-            os.chmod(self.folder, 0o555)
-            self.undo, self.how = ["chmod", "755", self.folder], "mode 555"
-        elif subprocess.run(["unshare", "--mount", "--propagation", "private", "true"],
-                            capture_output=True).returncode == 0:
-            self.prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c", self.MOUNT, self.folder]
-            self.how = "bound read-only in a mount namespace"
-        else:  # chattr's own call (e2fsprogs is not on every system): no dependency
-            immutable(self.folder, True)
-            self.undo, self.how = lambda: immutable(self.folder, False), "immutable (as chattr +i makes it)"
+        self.mode = stat.S_IMODE(os.stat(self.folder).st_mode)
+        os.chmod(self.folder, 0o555)
+        if os.geteuid() == 0:
+            self.prefix = [sys.executable, os.path.join(ROOT, "tests", "without_override.py")]
+            self.how = "mode 555, root without the capabilities that override it"
+        else:
+            self.how = "mode 555"
         return self
 
     def __exit__(self, *exc):
-        if callable(self.undo):
-            self.undo()
-        elif self.undo:
-            subprocess.run(self.undo, check=True, capture_output=True)
-
-
-FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_IMMUTABLE_FL = 0x80086601, 0x40086602, 0x10  # <linux/fs.h>
-
-
-def immutable(path, on):
-    """Sets or clears a file's immutable flag, as chattr +i and -i do (ioctl FS_IOC_SETFLAGS)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        flags = bytearray(4)
-        fcntl.ioctl(fd, FS_IOC_GETFLAGS, flags)
-        value = struct.unpack("i", flags)[0]
-        value = value | FS_IMMUTABLE_FL if on else value & ~FS_IMMUTABLE_FL
-        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", value))
-    finally:
-        os.close(fd)
+        os.chmod(self.folder, self.mode)

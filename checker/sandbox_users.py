@@ -6,6 +6,7 @@ run engine), its files in the places any user may write, its System V IPC object
   uid, lock = take_uid(runner)     a user id no account has and no other checker holds
   user_cannot_run(uid, runner)     why that user cannot run programs here, or None
   kill_user(uid, runner)           every process of uid killed (the engine's --kill-user)
+  left_behind()                    processes of user ids no grader holds (none, when all is well)
   remove_files_of(uid), remove_ipc_of(uid), remove_tree(path)
 """
 import fcntl
@@ -54,6 +55,22 @@ def kill_user(uid, runner=None):
                               env=engine.minimal_environment(), timeout=120).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def left_behind(settle=1.0):
+    """The pids of processes of a sandbox's user id that no grader holds: what some grader left
+    running after it gave its user id back. A grader kills every process of its user id before it
+    lets the id go, so a process of a held id is that grader's business (a lab running now, where
+    graders share one PID namespace: a container's tests). Listed twice, settle seconds apart,
+    each id free both times: a grader that took an id, ran and gave it back in between is not
+    counted."""
+    import time
+    free = [uid for uid in UIDS if not held(uid)]
+    first = {pid: uid for uid in free for pid in processes_of(uid)}
+    if not first:
+        return []
+    time.sleep(settle)
+    return sorted(pid for uid in free if not held(uid) for pid in processes_of(uid) if first.get(pid) == uid)
 
 
 def held(uid):

@@ -68,7 +68,8 @@ def alone_grade(lab, timeout):
                           capture_output=True, text=True)
     steps = [float(m.group(1)) for m in re.finditer(r"^STEP \d  .*? (\d+(?:\.\d+)?)/\d", done.stdout, re.M)]
     score = re.search(r"^score: ([\d.]+)/", done.stdout, re.M)
-    return (float(score.group(1)) if score else None), steps
+    return (float(score.group(1)) if score else None), steps, "\n".join(
+        line.strip() for line in done.stdout.splitlines() if " wrong in case " in line)[:600] or done.stderr[-300:]
 
 
 def as_a_cell(text):
@@ -197,8 +198,9 @@ def main(argv):
                 bad.append(n)
         checks.append(("%s: grades.csv reads back through csv, every column as graded" % shape, not bad, bad))
 
-    left = [pid for uid in sandbox_users.UIDS for pid in sandbox_users.processes_of(uid)] if os.geteuid() == 0 else []
-    checks.append(("no process of a sandbox's user is left once the classes are graded", not left, left))
+    left = sandbox_users.left_behind() if os.geteuid() == 0 else []
+    checks.append(("no process of a sandbox's user is left once the classes are graded (of the user ids no grader "
+                   "holds: in a container, other tests' graders run beside this one)", not left, left))
 
     # The forger again, with the runner inside bubblewrap (a user's sandbox; here as root, whose
     # capabilities bubblewrap must drop): it earns what the same lab without the attack earns.
@@ -236,18 +238,19 @@ def main(argv):
                       if "lab04_attention.cpp" in fs)
         lab = os.path.join(alone, kind)
         if not build_alone(commands, source, lab):
-            return kind, None, None
+            return kind, None, None, "it did not build alone"
         # Alone, each run loads LibTorch (about 1 s, several on a loaded machine), where the
         # class's runs are forked from it loaded: a time limit met while loading is no lab's.
         return (kind,) + alone_grade(lab, 4 * timeout)
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         graded_alone = list(pool.map(one, sorted(firsts)))
     differ = []
-    for kind, score, steps in graded_alone:
+    for kind, score, steps, why in graded_alone:
         r = rows[firsts[kind]]
         mine = (float(r["score"]), [float(r["STEP %d" % k]) for k in range(1, 8)])
         if (score, steps) != mine:
-            differ.append("%s (%s): the class says %s, --grade alone %s" % (firsts[kind], kind, mine, (score, steps)))
+            differ.append("%s (%s): the class says %s, --grade alone %s (%s; the class: %s)" % (
+                firsts[kind], kind, mine, (score, steps), why, r["diagnosis"][:300]))
     checks.append(("each of %d distinct labs scores, step by step, what check_lab.py --grade gives it built alone"
                    % len(firsts), not differ, "\n".join(differ)))
     canvas = read_csv(os.path.join(results["canvas"], "grades.csv"))

@@ -181,7 +181,7 @@ def digest(folder):
 
 def sandbox_processes():
     import sandbox_users
-    return [pid for uid in sandbox_users.UIDS for pid in sandbox_users.processes_of(uid)][:20]
+    return sandbox_users.left_behind()[:20]
 
 
 def autograde(root, text):

@@ -250,6 +250,9 @@ def main(argv):
         return 2
     except KeyboardInterrupt:
         return 130
+    except sandbox.NotStarted as e:  # the machine's or the checker's fault, never the lab's grade
+        print("check_lab: not checked: %s" % e, file=sys.stderr)
+        return 3
     except Exception as e:  # a bug of the checker's own: one line, never a traceback
         print("check_lab: internal error: %s: %s" % (type(e).__name__, e), file=sys.stderr)
         return 3

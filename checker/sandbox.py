@@ -376,6 +376,34 @@ class Cgroup:
                 pass
 
 
+def oom_kills():
+    """How many processes the out-of-memory killer has ended in this process's memory cgroup and
+    the cgroups below it (cgroup v2's memory.events, v1's memory.oom_control), or None where
+    neither can be read. In a container it is the container's: read before and after a run, a
+    rise says that a SIGKILL no limit of the run's sends came from the memory's limit."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = [line.rstrip("\n").split(":", 2) for line in f]
+    except OSError:
+        return None
+    where = []
+    for _, controllers, path in (l for l in lines if len(l) == 3):
+        if controllers == "":  # v2: the path is the cgroup namespace's (a container's own is /)
+            where += [("/sys/fs/cgroup" + path.rstrip("/") + "/memory.events", "oom_kill ")]
+        elif "memory" in controllers.split(","):  # v1: a container sees its own cgroup at the top
+            where += [("/sys/fs/cgroup/memory" + path.rstrip("/") + "/memory.oom_control", "oom_kill "),
+                      ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill ")]
+    for path, key in where:
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith(key):
+                        return int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
 class Sandbox:
     def __init__(self, lab, module=None, runtime=None, hidden=()):
         """lab: the program to run; or, with module and runtime, the class grader's runner

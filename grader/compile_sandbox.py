@@ -59,7 +59,11 @@ ISOLATION = {
             "(as root, or where bubblewrap can make user namespaces, it is isolated)",
 }
 
-KILLED = "was killed from outside"  # by no limit of the compile's: the system's OOM killer, an operator
+# The grader's own failures, never the student's: each is tried once more, then the row is a
+# grader error that names it. KILLED: SIGKILL, which none of the compile's limits sends (the
+# memory's out-of-memory killer, an operator); NOT_STARTED: the run engine could not start it.
+KILLED = "was killed from outside"
+NOT_STARTED = "could not be started"
 OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memory|memory exhausted")
 
 # As root, the compile runs as the sandbox's user in a root of its own, which the run engine
@@ -97,13 +101,13 @@ class Compiler:
         prefix, isolation = self._isolated(work)
         both = prefix + ["sh", "-c", " && ".join(shlex.join(step) for step in self._steps())]
         # (both steps in one sandbox: its root costs about 25 ms to make, each within the limits)
+        ooms = sandbox.oom_kills()
         status, output, limit = self.run(both, work, isolation)
-        if limit == KILLED:  # once more: a kill from outside is no limit of the student's
+        if limit in (KILLED, NOT_STARTED):  # once more: neither is a limit of the student's
             time.sleep(1)
             status, output, limit = self.run(both, work, isolation)
-            if limit == KILLED:
-                return None, (Status.GRADER_ERROR, "the compile was killed twice by a signal none of its limits sends "
-                              "(the system's out-of-memory killer, say)")
+            if limit in (KILLED, NOT_STARTED):
+                return None, (Status.GRADER_ERROR, grader_fault(limit, output, ooms, sandbox.oom_kills()))
         if limit:
             return None, (Status.COMPILE_LIMIT, "lab04_attention.cpp: the compile %s, and was stopped (its "
                           "limits: %d s, %d s of CPU, %d GiB of memory, %d kB of messages, files of %d MB)" % (
@@ -155,7 +159,7 @@ class Compiler:
         if run.stopped == engine.Ending.SIZE:
             return status, output[:OUTPUT], "wrote more than %d kB of messages" % (OUTPUT >> 10)
         if run.stopped == engine.Ending.START:
-            return -signal.SIGKILL, run.err, KILLED  # the grader's: tried again, then its error
+            return None, run.err, NOT_STARTED  # the grader's: tried again, then its error
         if 128 < status < 128 + 65:  # the shell that runs the steps says a step's signal so
             status = -(status - 128)
         if status == -signal.SIGXCPU:
@@ -183,6 +187,21 @@ class Compiler:
             return module is not None
         finally:
             sandbox_users.remove_tree(top)
+
+
+def grader_fault(limit, output, ooms_before, ooms_after):
+    """The row's words for a compile that failed twice for no fault of the student's: what
+    stopped it, as far as the grader can tell."""
+    if limit == NOT_STARTED:
+        said = output.decode("utf-8", "replace").strip().splitlines()
+        return "the compile could not be started, twice (the grader's run engine: %s)" % (
+            said[-1][:200] if said else "no reason given")
+    if ooms_before is not None and ooms_after is not None and ooms_after > ooms_before:
+        return ("the compile was killed twice by SIGKILL from the out-of-memory killer: the memory of this grader's "
+                "cgroup (a container's limit, say) ran out while it compiled (%d kills there); grade with fewer "
+                "--jobs or more memory" % (ooms_after - ooms_before))
+    return ("the compile was killed twice by SIGKILL, which none of its limits sends%s" % (
+        "" if ooms_after is None else " (not by the out-of-memory killer of this grader's memory cgroup)"))
 
 
 def compile_needs(command):

@@ -13,6 +13,7 @@ twice it is a "grader error", never a 0. Prints OK or NOT OK for each.
 """
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -74,7 +75,58 @@ def main(argv):
         "if [ -s %s ]; then exit 0; fi; echo x >> %s; kill -KILL $$" % (counter, counter))), "true").compile(
         "int main() {}\n", lab)
     checks.append(("killed once, then compiled: the lab is graded", module is not None and failed is None, failed))
+    status, output, limit = compile_sandbox.Compiler(("", []), "true").run([os.path.join(work, "no-such-compiler")], work)
+    said = compile_sandbox.grader_fault(limit, output, None, None)
+    checks.append(("a compile the run engine cannot start: no limit of the student's, and its grader error says so with "
+                   "the engine's reason (not 'killed')", limit == compile_sandbox.NOT_STARTED
+                   and "could not be started" in said and "No such file" in said and "killed" not in said, (limit, said)))
+    checks += killed_for_memory(work)
     return checklist.report(checks)
+
+
+MEMORY_OF_TEST = 256 << 20  # bytes: the cgroup killed_for_memory() grades in
+
+
+def killed_for_memory(work):
+    """A grader in a memory cgroup of its own (as a container's limit is) whose compile grows past
+    it: the out-of-memory killer ends the compile, and the grader error names it. Where no cgroup
+    can be made here (not root, a container), said and left out."""
+    v2 = os.path.isfile("/sys/fs/cgroup/cgroup.controllers")
+    top = "/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/memory"
+    group = os.path.join(top, "lab04-compile-test-%d" % os.getpid())
+    try:
+        os.mkdir(group)
+        with open(os.path.join(group, "memory.max" if v2 else "memory.limit_in_bytes"), "w") as f:
+            f.write(str(MEMORY_OF_TEST))
+        for name, value in ((("memory.swap.max", "0"),) if v2 else (("memory.memsw.limit_in_bytes", str(MEMORY_OF_TEST)),
+                                                                     ("memory.swappiness", "0"))):
+            try:
+                with open(os.path.join(group, name), "w") as f:
+                    f.write(value)
+            except OSError:
+                pass
+    except OSError as e:
+        print("left out: a compile killed for the memory of its grader's cgroup (no memory cgroup can be made here: %s)"
+              % (e.strerror or e))
+        try:
+            os.rmdir(group)
+        except OSError:
+            pass
+        return []
+    lab = os.path.join(work, "lab-oom")
+    os.makedirs(lab)
+    grader = ("import sys; sys.path[:0] = [%r, %r]; import compile_sandbox; "
+              "m, failed = compile_sandbox.Compiler(('', ['sh', '-c', 'tail /dev/zero', 'sh']), 'true').compile("
+              "'int main() {}', %r); print(failed)" % (os.path.join(project.ROOT, "grader"), project.CHECKER, lab))
+    try:
+        done = subprocess.run(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, sys.executable, "-c", grader],
+                              capture_output=True, text=True, timeout=600)
+    finally:
+        os.rmdir(group)
+    said = done.stdout.strip()
+    return [("a compile that grows past its grader's memory cgroup (%d MB) is killed twice: a grader error that names "
+             "the out-of-memory killer" % (MEMORY_OF_TEST >> 20),
+             "grader error" in said and "out-of-memory killer" in said, said or done.stderr[-800:])]
 
 
 if __name__ == "__main__":

@@ -83,10 +83,13 @@ def main(argv):
     checks.append(("a short failure is shown whole", all("  " + l in out for l in short_out), got.stdout))
     checks.append(("a passing test is not shown", "PASSED-MARKER" not in got.stdout
                    and "a_test_that_passed" not in got.stdout, got.stdout))
-    checks.append(("skipped tests are counted (2)", "2 tests skipped" in got.stdout, got.stdout))
+    checks.append(("where the checker passed, each skipped test is named with its reason (the machine's)",
+                   "  a_test_that_was_skipped: SKIPPED: needs right numbers" in out
+                   and "  another_skipped_test: SKIPPED: no namespaces" in out
+                   and "right numbers run once" not in got.stdout, got.stdout))
     checks.append(("its last line counts the tests failed, passed and skipped (2, 1, 2: ctest's own counts a "
-                   "skipped test as passed)", out[-1:] == ["Tests: 2 failed, 1 passed, 2 skipped (the tests that need "
-                                                            "right numbers run once the checker passes)."], out[-1:]))
+                   "skipped test as passed)", out[-1:] == ["Tests: 2 failed, 1 passed, 2 skipped (on this machine: "
+                                                            "see above)."], out[-1:]))
     failures = {c.get("name"): c.find("failure") for c in ET.parse(report).getroot().iter("testcase")}
     long_failure = failures["a_long_test_that_failed"]
     checks.append(("the JUnit file's <failure> gets the whole output and its first line as the message",
@@ -110,6 +113,14 @@ def main(argv):
     checks.append(("... and its <failure> message names the case and the diagnosis",
                    failure.get("message") == "NOT OK  case 3,4,6,6 | STEP 4: worst at row 0, column 1 | "
                    "diagnosis: the mask is inverted | 2 passed, 4 failed", failure.get("message")))
+    waiting = os.path.join(work, "waiting.xml")
+    junit(waiting, [(CHECKER_TEST, "fail", "the checker's whole report\n"),
+                    ("a_test_that_needs_right_numbers", "skip", "SKIPPED: needs right numbers\n")])
+    got = run(waiting, os.path.join(work, "tests", "checker.json"))
+    checks.append(("while the checker fails, the skipped tests are said to wait for right numbers, not named",
+                   got.stdout.rstrip().splitlines()[-1:] == ["Tests: 1 failed, 0 passed, 1 skipped (the tests that "
+                                                             "need right numbers run once the checker passes)."]
+                   and "a_test_that_needs_right_numbers" not in got.stdout, got.stdout))
 
     # The build before ctest failed (the README's command then runs the report anyway): a lab
     # saved after the last report, or a build folder with none yet, says no test ran, and shows

@@ -8,8 +8,9 @@ the test's name and its output, cut to a screenful (its first lines and its last
 test ends with what failed and a traceback with its error); for the checker's test, only the first
 case that is NOT OK, then the diagnosis (and any note), which stand in the last lines. Its last
 line counts the tests failed, passed and skipped (ctest's own counts a skipped test as passed;
-those that need right numbers are skipped while the checker finds the lab's wrong), and it
-says where the whole report is.
+those that need right numbers are skipped while the checker finds the lab's wrong; where the
+checker passed, a skip is the machine's, and each skipped test is named with its last line,
+its reason), and it says where the whole report is.
 
 It reads values, not wording: which tests failed or were skipped from the JUnit report, and
 the checker's first case NOT OK and its diagnosis from the verdict's parts that the checker's
@@ -95,14 +96,14 @@ def main(argv):
         print("report_failures: no JUnit report to read at %s (%s): did ctest run?" % (argv[0], e),
               file=sys.stderr)
         return 2
-    failed, skipped, checker, total = [], 0, None, 0
+    failed, skipped, checker, total = [], [], None, 0
     for case in tree.getroot().iter("testcase"):
         total += 1
         out = case.find("system-out")
         text = out.text if out is not None and out.text else ""
         lines = [l.rstrip() for l in text.splitlines() if l.strip()]
         if case.find("skipped") is not None:
-            skipped += 1
+            skipped.append((case.get("name"), lines[-1:]))
         failure = case.find("failure")
         if failure is None:
             continue
@@ -121,8 +122,11 @@ def main(argv):
             failed.append((case.get("name"), lines))
     tree.write(argv[0], encoding="UTF-8", xml_declaration=True)
 
+    # Why tests were skipped, from a value: while the checker's test fails, those that need right
+    # numbers wait for it; when it passed, a skip is the machine's (each test's last line says why).
+    waiting = bool(checker) and bool(skipped)
     skip = (" (%d tests skipped: those that need right numbers are, while the checker finds the lab's wrong)"
-            % skipped if skipped else "")
+            % len(skipped) if waiting else "")
     print("\n=== what failed%s ===" % skip)
     for name, lines in failed:
         print("--- %s:" % name)
@@ -133,11 +137,16 @@ def main(argv):
         print("--- %s: the first case NOT OK, then the diagnosis:" % checker[0])
         for line in checker[1]:
             print("  " + line)
+    if skipped and not waiting:
+        print("--- skipped on this machine (%d): what each needs that it lacks" % len(skipped))
+        for name, last in skipped:
+            print("  %s: %s" % (name, last[0][:300] if last else "(no reason printed)"))
     # ctest's own last line counts a skipped test as passed ("95% tests passed"): this one does not
     n_failed = len(failed) + (1 if checker else 0)
     print("Tests: %d failed, %d passed, %d skipped%s." % (
-        n_failed, total - n_failed - skipped, skipped,
-        " (the tests that need right numbers run once the checker passes)" if skipped else ""))
+        n_failed, total - n_failed - len(skipped), len(skipped),
+        " (the tests that need right numbers run once the checker passes)" if waiting else
+        " (on this machine: see above)" if skipped else ""))
     return 0
 
 

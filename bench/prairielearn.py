@@ -57,6 +57,12 @@ def main(argv):
     except docker_host.NoDocker as e:
         print("bench/prairielearn.py: %s" % e, file=sys.stderr)
         return 2
+    try:
+        docker_host.base_image(env)
+    except docker_host.NoDocker as e:
+        docker_host.stop(folder)
+        print("bench/prairielearn.py: %s" % e, file=sys.stderr)
+        return 2
     host = pl.RealDocker(folder, env)
     try:
         with open(os.path.join(work, "image-build.log"), "w") as log:

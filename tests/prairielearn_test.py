@@ -14,12 +14,14 @@ serverFilesCourse/) and each results.json is judged by PrairieLearn's own rules
 --grade gives it; softmax over dimension 0 scores below 1; no lab, another name, an empty file
 or two labs are "gradable": false; a lab that does not compile scores 0 with the compiler's
 message; a lab whose output is not UTF-8 and holds escape sequences still gives a valid file;
-five jobs at once all pass; a lab that reads every file it can finds nothing of /grade's tests,
+five jobs at once all pass, and five lessons at once beside two busy compiles of the lab (a grading
+host at work) each score 1; a lab that reads every file it can finds nothing of /grade's tests,
 data or course files (and, unsandboxed, finds them); where nothing keeps /grade from the lab
 the job fails unless info.json opts in; a grader fault writes no results.json and the job
 fails. Each job's seconds are printed (speeds are bench's, not a bound here).
 
-usage: prairielearn_test.py WORK_DIR
+usage: prairielearn_test.py BUILD WORK_DIR
+  BUILD: the project's build, whose compile of the lab keeps the machine busy beside five jobs
 Needs root (Docker's daemon, the image's steps install packages, the job's limits are cgroups);
 prints SKIPPED with the reason elsewhere. In the emulation each job has a network namespace of
 its own, as a container has, where the sandbox's user-id lock (an abstract socket,
@@ -308,11 +310,7 @@ class RealDocker:
                                  capture_output=True, text=True).stdout.strip()
         self.name = "real Docker (Debian's docker.io, daemon %s)" % version
 
-    def build(self, context, work, log):
-        try:
-            docker_host.base_image(self.env)
-        except docker_host.NoDocker as e:
-            return str(e)
+    def build(self, context, work, log):  # (host_for_jobs() has made and run the base image)
         started = time.monotonic()
         done = subprocess.run(["docker", "build", "--network", "host", "-t", self.IMAGE, context], env=self.env,
                               stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -411,10 +409,56 @@ def host_for_jobs():
     if why is None:
         try:
             folder, env = docker_host.start()
-            return RealDocker(folder, env)
         except docker_host.NoDocker as e:
-            why = str(e)
+            folder, why = None, str(e)
+        if folder:  # a daemon that starts may still run no container (no namespaces): tried first
+            try:
+                docker_host.base_image(env)
+                return RealDocker(folder, env)
+            except docker_host.NoDocker as e:
+                docker_host.stop(folder)
+                why = str(e)
     return Emulation(why)
+
+
+class BusyCompiles:
+    """Compiles of the lesson, as the build at build compiles it (compile_commands.json), n at a
+    time, over and over while the context lasts: the other work of a busy grading host. compiles:
+    how many ended, said: in words."""
+
+    def __init__(self, build, n, work):
+        self.stop, self.compiles, self.threads = threading.Event(), 0, []
+        with open(os.path.join(build, "compile_commands.json")) as f:
+            entry = next(e for e in json.load(f) if os.path.basename(e["file"]) == "lab04_attention.cpp")
+        words = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+        self.command, self.directory, self.n, self.work = words, entry["directory"], n, work
+
+    def compile_again_and_again(self, k):
+        words, skip = [], 0
+        for w in self.command:  # less Ninja's depfile, and an object of its own
+            if skip:
+                skip -= 1
+            elif w in ("-MT", "-MF"):
+                skip = 1
+            elif w not in ("-MD", "-MMD"):
+                words.append(w)
+        words[words.index("-o") + 1] = os.path.join(self.work, "busy%d.o" % k)
+        while not self.stop.is_set():
+            subprocess.run(words, cwd=self.directory, capture_output=True)
+            self.compiles += 1
+
+    def __enter__(self):
+        self.threads = [threading.Thread(target=self.compile_again_and_again, args=(k,), daemon=True)
+                        for k in range(self.n)]
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+        self.said = "%d compiles of the lab at a time on this machine (%d done meanwhile)" % (self.n, self.compiles)
 
 
 def judged(status, data, expect, value):
@@ -435,8 +479,8 @@ EXPECTED = {"score": "score %.4g", "at most": "a score of at most %.4g", "below"
 
 
 def main(argv):
-    if len(argv) != 1:
-        print("prairielearn_test: usage: prairielearn_test.py WORK_DIR", file=sys.stderr)
+    if len(argv) != 2:
+        print("prairielearn_test: usage: prairielearn_test.py BUILD WORK_DIR", file=sys.stderr)
         return 2
     if os.geteuid() != 0:
         print("SKIPPED: the image's steps install Debian's packages and a job's limits are cgroups: as root only")
@@ -448,12 +492,12 @@ def main(argv):
         return 0
     print("PrairieLearn's jobs run in %s" % host.name)
     try:
-        return checks_in(host, os.path.abspath(argv[0]))
+        return checks_in(host, os.path.abspath(argv[0]), os.path.abspath(argv[1]))
     finally:
         host.close()
 
 
-def checks_in(host, work):
+def checks_in(host, build, work):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     os.chmod(work, 0o755)
@@ -535,11 +579,11 @@ def checks_in(host, work):
     # share two; their times against the timeout itself are bench/prairielearn.py's.
     together = [jobs[0], jobs[1], jobs[2], jobs[3], jobs[0]]
 
-    def one_of_five(n):
+    def one_of_five(n, name="together"):
         what, files, (expect, value) = together[n]
-        job = os.path.join(work, "together%d" % n)
+        job = os.path.join(work, "%s%d" % (name, n))
         lay_out(job, question, files)
-        status, data, took, output, _ = host.run(entrypoint, job, 5 * timeout, "together%d" % n, together=True)
+        status, data, took, output, _ = host.run(entrypoint, job, 5 * timeout, "%s%d" % (name, n), together=True)
         ok, results, found = judged(status, data, expect, value)
         return ok, "%s: exit %s in %.1f s, %s, problems %s, output %s" % (
             what, status, took, (results or {}).get("score"), found, output[-300:])
@@ -552,6 +596,16 @@ def checks_in(host, work):
     print("their peak memory, MiB (OOM kills): " + ", ".join(
         "%s %s (%d)" % (k, "?" if p is None else p >> 20, o) for k, (p, o) in sorted(PEAKS.items())))
     checks.append(("no job was killed for its memory (2 GiB)", not any(o for _, o in PEAKS.values()), PEAKS))
+
+    # Five lessons at once while the machine is busy with two other compiles of the lab (a grading
+    # host's other work): each job still writes its results.json, the lesson 1 in each.
+    together = [jobs[0]] * 5
+    with BusyCompiles(build, 2, work) as busy:
+        with concurrent.futures.ThreadPoolExecutor(len(together)) as pool:
+            ends = list(pool.map(lambda n: one_of_five(n, "busy"), range(len(together))))
+    checks.append(("five lessons at once beside %s: each exits 0 with a results.json that gives 1" % busy.said,
+                   busy.compiles and all(ok for ok, _ in ends), [busy.said] + [said for _, said in ends]))
+    print("five lessons at once beside %s: " % busy.said + "; ".join(said.split(", problems")[0] for _, said in ends))
 
     checks += reading_lab(host, entrypoint, work, question, timeout, lesson)
 

@@ -178,7 +178,8 @@ def checked(args, runs, run_one, echo):
     report, ok, _ = verdict.check_lines(results, not_run)
     for line in report:
         echo_and_keep(line)
-    first = next((verdict.case_lines(r) for r in results if not r.ok), [])
+    wrong = verdict.first_wrong(results)
+    first = verdict.case_lines(wrong) if wrong else []
     kept.put(key, {"echoed": echoed, "ok": ok, "first": first, "report": report})
     return ok, first, report
 

@@ -50,13 +50,50 @@ def not_run_line(results, not_run):
     return "NOT RUN %s: the lab ran out of time in case %s, and would again" % (" ".join(not_run), results[-1].text)
 
 
+def blank_of(results):
+    """The first STEP a starter's runs stopped at, not written yet (an int), or None."""
+    return min((b for b in (compare.blank_step(r.out) for r in results) if b), default=None)
+
+
+def wrong_before_blank(result, blank):
+    """Whether a case of a starter's went wrong before its first blank (a STEP the student wrote
+    printed other numbers, or the run stopped there)."""
+    return not result.ok and (result.ended is not None or (result.step or blank) < blank)
+
+
+def first_wrong(results):
+    """The first case NOT OK to show: in a starter, the first one wrong before the blank (one
+    where the run only stopped at the blank says nothing of what was written); else None."""
+    blank = blank_of(results)
+    wrong = [r for r in results if not r.ok and (not blank or wrong_before_blank(r, blank))]
+    return next(iter(wrong or [r for r in results if not r.ok]), None)
+
+
+def starter_line(results, blank):
+    """A starter's state in one line: what the STEPs before its first blank did in the cases,
+    then the blank; e.g. "STEPs 1 to 3 right in all 6 cases · STEP 4 not written yet: ..."."""
+    wrong = [r for r in results if wrong_before_blank(r, blank)]
+    written = "STEP 1" if blank == 2 else "STEPs 1 to %d" % (blank - 1)
+    if blank == 1:
+        said = []
+    elif not wrong:
+        said = ["%s right in all %d cases" % (written, len(results))]
+    else:
+        step = min((r.step for r in wrong if r.step), default=None)
+        said = ["%s wrong in %d of %d cases" % ("STEP %d" % step if step else written, len(wrong), len(results))]
+    return " · ".join(said + ["STEP %d not written yet: the run stops there, and the STEPs after it are not "
+                              "judged (write it, save, and the verdict follows)" % blank])
+
+
 def check_lines(results, not_run, explainer=None):
     """What follows the cases in a check: (lines, passed, what was diagnosed: a mistake's
     id, "a+b", or None). The note on fills, the diagnosis and the steps wrong in themselves
     when a case is NOT OK, then the count."""
     lines = ([not_run_line(results, not_run)] if not_run else []) + fill_notes(results)
     diagnosed = None
-    if not all(r.ok for r in results):
+    blank = blank_of(results)
+    written_right = blank and not any(wrong_before_blank(r, blank) for r in results)  # (the last line says so)
+    if not all(r.ok for r in results) and not written_right:
         found = diagnosis.diagnose(results, MISTAKES, explainer)
         lines += found.lines
         diagnosed = found.mistake
@@ -64,7 +101,8 @@ def check_lines(results, not_run, explainer=None):
         if wrong:
             lines.append("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))
     passed = sum(1 for r in results if r.ok)
-    lines.append("%d passed, %d failed%s" % (passed, len(results) - passed, ", %d not run" % len(not_run) if not_run else ""))
+    lines.append(starter_line(results, blank) if blank else "%d passed, %d failed%s" % (
+        passed, len(results) - passed, ", %d not run" % len(not_run) if not_run else ""))
     return lines, passed == len(results) and not not_run, diagnosed
 
 

@@ -106,12 +106,11 @@ def read_job(stream, program):
 
 def judged(runs, explainer):
     """The verdict's lines, without their "check: "."""
-    import compare
     import verdict
     results, not_run = verdict.run_cases(lambda case: runs[case["text"]], cases.DEFAULT_CASES)
-    blank = min((b for b in (compare.blank_step(r.out) for r in results) if b), default=None)
-    if blank:
-        return ["STEP %d is not written yet: the run stops there (write it, save, and the verdict follows)" % blank]
+    blank = verdict.blank_of(results)
+    if blank and not any(verdict.wrong_before_blank(r, blank) for r in results):
+        return [verdict.starter_line(results, blank)]  # what is written is right: no more to say
     stopped = next((r for r in results if r.ended), None)
     if stopped:
         return ["NOT OK: in case %s the lab %s%s" % (stopped.text, stopped.problem,
@@ -119,8 +118,7 @@ def judged(runs, explainer):
     lines, ok, _ = verdict.check_lines(results, not_run, explainer)
     if ok:
         return ["every STEP matches the reference in all %d cases" % len(results)] + verdict.fill_notes(results)
-    first = next(r for r in results if not r.ok)
-    return verdict.case_lines(first, later=False) + lines
+    return verdict.case_lines(verdict.first_wrong(results), later=False) + lines
 
 
 def warm(explainer, stream):

@@ -6,8 +6,9 @@ one line and goes on; Ctrl-C (SIGINT to its process group) and SIGTERM end it, d
 and during a run that hangs, and leave no process behind; bad options are one line and exit 2.
 After each run comes the checker's verdict, in lines that start with "check:": all right for
 the lesson; the first wrong STEP and the diagnosis for a known mistake; one line for a crash
-and for a case that hangs (within the checker's time limit); which STEP is not written yet for
-a starter's blank; a save during a verdict cancels it; --no-check leaves it out, and without a
+and for a case that hangs (within the checker's time limit); for a starter with STEP 3 written
+and STEP 4 blank, what STEP 3 did in the cases (right, q times q transposed, a scale that ignores
+--no-scale: three verdicts) and that STEP 4 is not written yet, by the watch and --once; a save during a verdict cancels it; --no-check leaves it out, and without a
 Python that can import torch it says so once (root only: torch is hidden in a mount namespace).
 --once after the first is served by the server the first started (the same process for each,
 one for each environment LibTorch starts in); a served --once ended by a signal dies of it and
@@ -164,6 +165,49 @@ def configured_copy(project_dir, work):
         print("NOT OK  the copy could not be configured:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
         return None
     return configure
+
+
+# A starter with STEP 3 written and STEPs 4 to 6 still blank, STEP 3 in three ways: each verdict
+# says what STEP 3 did in the cases, then that STEP 4 is not written yet (the run stops there).
+STEP_3 = "torch::Tensor scores = q.matmul(k.transpose(-2, -1));"
+STEP_3_WAYS = {
+    "right": ([], "check: STEPs 1 to 3 right in all %d cases · STEP 4 not written yet" % len(cases.DEFAULT_CASES)),
+    "q times q transposed": ([(STEP_3, STEP_3.replace("k.transpose", "q.transpose"))],
+                             "check: STEP 3 wrong in %d of %d cases · STEP 4 not written yet" % (
+                                 len(cases.DEFAULT_CASES), len(cases.DEFAULT_CASES))),
+    "a scale that ignores --no-scale": ([("if (opt.scale) scores.mul_(", "scores.mul_(")],
+                                        "check: STEP 3 wrong in 1 of %d cases · STEP 4 not written yet" % len(
+                                            cases.DEFAULT_CASES)),
+}
+
+
+def starter_checks(work, lab_cpp, watch, rebuild_run):
+    """The verdict on a starter whose STEP 3 is written, through the watch and --once."""
+    starter = os.path.join(work, "starter_lab.cpp")
+    made = subprocess.run([sys.executable, os.path.join(project.INSTRUCTOR, "make_starter.py"), "--blank", "4,5,6",
+                           "--lab-only", starter], capture_output=True, text=True)
+    if made.returncode != 0:
+        return [("a starter with STEP 3 written: its verdicts", False, "make_starter.py failed: %s" % made.stderr[-300:])]
+    text = open(starter).read()
+    os.remove(starter)
+    checks, seen = [], {}
+    for way, (edits, last) in STEP_3_WAYS.items():
+        lab = text
+        for old, new in edits:
+            assert old in lab, old
+            lab = lab.replace(old, new, 1)
+        save(lab_cpp, lab)
+        _, err = watch.next_round()
+        in_watch = [l for l in err.splitlines() if l.startswith("check: ")]
+        once = subprocess.run(["bash", "-c", rebuild_run], cwd=work, capture_output=True, text=True, timeout=WAIT)
+        by_once = [l for l in once.stderr.splitlines() if l.startswith("check: ")]
+        seen[way] = in_watch
+        checks.append(("a starter, STEP 3 %s, STEPs 4 to 6 blank: the watch's verdict and --once's end %r" % (way, last),
+                       in_watch[-1:] and in_watch[-1].startswith(last) and by_once == in_watch
+                       and (way == "right") == (len(in_watch) == 1),
+                       "the watch: %s\n--once: %s" % (in_watch, by_once)))
+    checks.append(("... three different verdicts", len({tuple(v) for v in seen.values()}) == len(seen), seen))
+    return checks
 
 
 def once_checks(work, rebuild_run):
@@ -485,19 +529,8 @@ def main(argv):
                        out.endswith(expected) and "saved again during the run" in err and time.time() - saved < 30,
                        "stdout ends %r; stderr %r" % (out[-100:], err[-600:])))
 
-        starter = os.path.join(work, "starter_lab.cpp")
-        made = subprocess.run([sys.executable, os.path.join(project.INSTRUCTOR, "make_starter.py"), "--lab-only",
-                               starter], capture_output=True, text=True)
-        if made.returncode == 0:
-            save(lab_cpp, open(starter).read())
-            os.remove(starter)
-            out, err = watch.next_round()
-            verdict = [l for l in err.splitlines() if l.startswith("check: ")]
-            ok, got = (len(verdict) == 1 and verdict[0].startswith("check: STEP 3 is not written yet"),
-                       "stderr %r" % err[-600:])
-        else:
-            ok, got = False, "make_starter.py --lab-only failed: %s" % made.stderr[-300:]
-        checks.append(("a starter's blank: which STEP is not written yet, and nothing more", ok, got))
+        checks += starter_checks(work, lab_cpp, watch, project.readme_command(
+            "rebuild-run", os.path.join(project_dir, "README.md")).strip())
 
         save(lab_cpp, lesson)
         out, err = watch.next_round()

@@ -15,7 +15,7 @@
 // main, each helper named for its job; just before main stand the ones it calls.
 //
 // Build:           cmake --preset default && cmake --build --preset default   (README.md)
-// After an edit:   cmake --build --preset default --target lab04_attention && build/lab04_attention
+// After an edit:   build/lab04_watch --once   (rebuilds, runs, then the checker's verdict)
 // All options:     build/lab04_attention --help
 
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (and the tensor API)

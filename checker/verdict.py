@@ -101,9 +101,19 @@ def check_lines(results, not_run, explainer=None):
         if wrong:
             lines.append("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))
     passed = sum(1 for r in results if r.ok)
-    lines.append(starter_line(results, blank) if blank else "%d passed, %d failed%s" % (
-        passed, len(results) - passed, ", %d not run" % len(not_run) if not_run else ""))
+    lines.append(starter_line(results, blank) if blank else count_line(results, not_run))
     return lines, passed == len(results) and not not_run, diagnosed
+
+
+def count_line(results, not_run):
+    """How many cases passed and failed, naming the fewer of the two when some of each did
+    ("1 passed (0,1,1,1), 5 failed")."""
+    passed = [r.text for r in results if r.ok]
+    failed = [r.text for r in results if not r.ok]
+    named = lambda texts, other: " (%s)" % " ".join(texts) if texts and other and len(texts) <= len(other) else ""
+    return "%d passed%s, %d failed%s%s" % (len(passed), named(passed, failed), len(failed),
+                                           named(failed, passed) if not named(passed, failed) else "",
+                                           ", %d not run" % len(not_run) if not_run else "")
 
 
 def problem_line(result):

@@ -83,11 +83,11 @@ def edits(lesson):
          at_main("using namespace std;\nstatic int max(int a, int b) { return a > b ? a : b; }\n",
                  '  std::printf("%d\\n", max(2, 3));\n'), BY_CLANG,
          "not in the watch: its name max is also a name outside it"),
-        ("the Python lab's mask of floats, 1 - tril: a function of LibTorch's no save had used, said by its C++ name",
+        ("the Python lab's mask of floats, 1 - tril: an operator of LibTorch's no save had used, said in words (no "
+         "signature)",
          lesson.replace("torch::ones({T, T}, torch::kBool).tril_();", "torch::tril(torch::ones({T, T}));")
          .replace("scores.masked_fill_(tril.logical_not(), -INFINITY)", "scores.masked_fill_(1 - tril, -INFINITY)"),
-         EITHER, "this save uses LibTorch's at::operator-(c10::Scalar const&, at::Tensor const&), which the watch "
-         "had not loaded yet"),
+         EITHER, "not in the watch: it uses an operator of LibTorch's that the watch's compiler had not loaded yet"),
         ("the lesson once more", lesson + "// once more\n", BY_WATCH, None),
     ]
 

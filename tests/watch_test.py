@@ -10,7 +10,8 @@ and for a case that hangs (within the checker's time limit); for a starter with 
 and STEP 4 blank, what STEP 3 did in the cases (right, q times q transposed, a scale that ignores
 --no-scale: three verdicts) and that STEP 4 is not written yet, by the watch and --once; a save during a verdict cancels it; --no-check leaves it out, and without a
 Python that can import torch it says so once (root only: torch is hidden in a mount namespace).
---once after the first is served by the server the first started (the same process for each,
+After a save the watch and --once rebuild build/lab04_attention before they wait or end: it
+prints what they ran. --once after the first is served by the server the first started (the same process for each,
 one for each environment LibTorch starts in); a served --once ended by a signal dies of it and
 its run is stopped; --stop ends the servers. After an edit, the command a verdict names prints
 what the verdict says was printed. A student's first hour: each habit of Python's that does not
@@ -239,8 +240,8 @@ def once_checks(work, rebuild_run):
 
 def command_line_checks(work, rebuild_run, lab_cpp, lesson):
     """After an edit (a dropped result: scores.mul(...) on a line of its own), --once's verdict
-    names a case's command: run as it is, it prints the number the verdict says was printed,
-    not what build/lab04_attention (built before the edit) prints."""
+    names a case's command: run as it is, it prints the number the verdict says was printed; and
+    so does build/lab04_attention with the case's options, which --once rebuilt from the save."""
     import compare  # the checker's reader of a printed tensor
     scale = "scores.mul_(1.0 / std::sqrt(double(HEAD)));"
     save(lab_cpp, lesson.replace(scale, "scores.mul(1.0 / std::sqrt(double(HEAD)));", 1))
@@ -248,18 +249,23 @@ def command_line_checks(work, rebuild_run, lab_cpp, lesson):
     said = "\n".join(l[len("check: "):].strip() for l in got.stderr.splitlines() if l.startswith("check: "))
     where = re.search(r"STEP \d: (\w[\w ]*?): .*worst at row (\d+), column (\d+): printed (-?[\d.]+|nan|-?inf)", said)
     command = re.search(r"^command: (.+)$", said, re.M)
-    printed = None
+    printed, by_program = None, None
     if where and command:
-        ran = subprocess.run(["bash", "-c", command.group(1)], cwd=work, capture_output=True, text=True, timeout=WAIT)
         header = next(h for _, name, h in cases.TENSORS if name == where.group(1))
-        block = compare.read_block(ran.stdout.splitlines(), header)
         row, col = int(where.group(2)), int(where.group(3))
-        printed = "%.9f" % block["values"][row][col] if isinstance(block, dict) else block
+
+        def printed_by(words):
+            ran = subprocess.run(words, cwd=work, capture_output=True, text=True, timeout=WAIT)
+            block = compare.read_block(ran.stdout.splitlines(), header)
+            return "%.9f" % block["values"][row][col] if isinstance(block, dict) else block
+        printed = printed_by(["bash", "-c", command.group(1)])
+        options = command.group(1).split(" --no-check ", 1)[-1].split()
+        by_program = printed_by([os.path.join(work, "build", "lab04_attention")] + options)
     save(lab_cpp, lesson)
-    return [("after an edit, the verdict's command: line, run as it is, prints what the verdict says was printed "
-             "(build/lab04_attention is not rebuilt by --once)",
-             where is not None and command is not None and printed == where.group(4),
-             "verdict:\n%s\nthe command printed %s" % (said[:1500], printed))]
+    return [("after an edit, the verdict's command: line, run as it is, prints what the verdict says was printed; "
+             "so does build/lab04_attention with its options (--once rebuilt it from the save)",
+             where is not None and command is not None and printed == where.group(4) == by_program,
+             "verdict:\n%s\nthe command printed %s, build/lab04_attention %s" % (said[:1500], printed, by_program))]
 
 
 # A Python-first student's compile errors: the edit, and the words the line after the compiler's
@@ -464,9 +470,17 @@ def main(argv):
                        and "STEP 5: weights:" in verdict[1] and "expected" in verdict[1]
                        and any(l.startswith("check: diagnosis: softmax ran over dimension 0") for l in verdict)
                        and "s to the verdict" in err.splitlines()[-1], "stdout ends %r; stderr %r" % (out[-200:], err[-1500:])))
+        # The program every other command runs is rebuilt from the save the watch ran, before the
+        # watch waits for the next: an experiment after the verdict runs the dim-0 softmax too.
+        program = subprocess.run([os.path.join(work, "build", "lab04_attention")] + OPTIONS.split(),
+                                 capture_output=True, text=True)
+        checks.append(("... and build/lab04_attention, run once the watch waits for the next save, prints what the "
+                       "watch's run printed (the dim-0 weights), not the lesson's", program.stdout == out
+                       and program.stdout != expected, "build/lab04_attention: %r...\nthe watch's run: %r..." % (
+                           program.stdout[-300:], out[-300:])))
         its_command = next((l.split("command: ", 1)[1] for l in verdict if "command: " in l), "")
         checks.append(("... its command: line runs what the watch judged, as saved now: build/lab04_watch --once "
-                       "--no-check with the case's options (build/lab04_attention is not rebuilt by the watch)",
+                       "--no-check with the case's options",
                        its_command.startswith(os.path.join(work, "build", "lab04_watch") + " --once --no-check --seed 3 "),
                        its_command))
 

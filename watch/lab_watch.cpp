@@ -409,10 +409,38 @@ std::vector<std::string> lab_arguments(int argc, char** argv, bool& check) {
   return words;
 }
 
-// --once: builds the lab (only the module: build/lab04_attention is rebuilt by `cmake
-// --build`) and runs it, then the verdict; returns --once's exit status: the lab's, 128 plus
-// the signal that ended it, or 1 when it did not compile or start. `shortcut`: a served --once
-// compiles as the watch does (resident_client.cpp). kCancelled when its client was interrupted.
+// After a run and its verdict: build/lab04_attention, the program every other command runs (the
+// README's experiments, the checker, the tests), is rebuilt from the lab just run, so that it
+// never runs an older save. Quietly (the run above showed any error); a save meanwhile stops
+// it, as the next build would redo it anyway.
+void rebuild_the_program() {
+  Build b = start_build({"lab04_attention"}, false);
+  if (b.pid < 0) return;
+  char chunk[4096];
+  bool stopped = false;
+  while (b.output >= 0) {
+    pollfd fds[3] = {{g_signals, POLLIN, 0}, {b.output, POLLIN, 0}, {stopped ? -1 : g_inotify, POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0 && errno != EINTR) break;
+    if ((fds[0].revents & POLLIN))
+      if (int sig = stop_signal()) stop(sig);
+    if (!stopped && (fds[2].revents & POLLIN) && saved_again()) {
+      kill(-b.pid, SIGTERM);  // Ninja removes what it half wrote
+      stopped = true;
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = read(b.output, chunk, sizeof chunk);
+      if (n == 0 || (n < 0 && errno != EINTR)) break;
+    }
+  }
+  close(b.output);
+  wait_for_child(b.pid);
+  g_build_group = -1;
+}
+
+// --once: builds the lab as a module and runs it, then the verdict, then rebuilds
+// build/lab04_attention from it; returns --once's exit status: the lab's, 128 plus the signal
+// that ended it, or 1 when it did not compile or start. `shortcut`: a served --once compiles as
+// the watch does (resident_client.cpp). kCancelled when its client was interrupted.
 int run_once(std::vector<char*>& lab_argv, bool check, bool shortcut) {
   std::string program = std::string(kBuildDir) + "/lab04_attention";
   if (!build({"lab04_module"}, shortcut)) return saved_again() ? kCancelled : 1;
@@ -422,6 +450,8 @@ int run_once(std::vector<char*>& lab_argv, bool check, bool shortcut) {
   if (status == -1 || WIFSIGNALED(status)) say(ended);
   if (check && WIFEXITED(status) && WEXITSTATUS(status) != 2 && !verdict(program))
     return kCancelled;
+  rebuild_the_program();
+  if (saved_again()) return kCancelled;
   return status == -1 ? 1 : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
@@ -511,6 +541,7 @@ int main(int argc, char** argv) {
                         now() - saved);
         std::strncat(took, "; ", sizeof took - std::strlen(took) - 1);
       }
+      rebuild_the_program();  // (then the line: what every command runs is what was saved)
       say(std::string(took) + "waiting for the next save of " + source + " (Ctrl-C to stop)");
     } else {
       say("lab04_attention.cpp does not compile (the messages are above); waiting for the next "

@@ -555,9 +555,10 @@ int lab04_resident_compile(lab04_resident* r, const char* text, const char* sour
   }
   if (!linked) return *why = "its code could not be linked to the earlier saves'", kRefused;
   if (std::string missing = mangled_free(m); !missing.empty()) {
-    // Said as C++ names it (llvm::demangle), never as the linker's symbol: what the save calls.
-    r->why = "this save uses LibTorch's " + llvm::demangle(missing) +
-             ", which the watch had not loaded yet (it loads it for the saves after this one)";
+    // Said in words a student reads: an operator or a function, never its signature.
+    bool op = llvm::demangle(missing).find("operator") != std::string::npos;
+    r->why = std::string("it uses ") + (op ? "an operator" : "a function") +
+             " of LibTorch's that the watch's compiler had not loaded yet (it has for the next saves)";
     return *why = r->why.c_str(), kLacking;
   }
   gather_constructors(m, "lab04_init_" + std::to_string(n));

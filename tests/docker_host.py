@@ -10,14 +10,19 @@ usage: docker_host.py why-not        (why no Docker daemon can start here: one l
 The daemon keeps its images in a cache (LAB04_DOCKER_CACHE, by default
 /var/cache/lab04-tests/docker), so that the next run reuses the base image and the layers of
 the packages; its socket, state and log are in a new folder of /tmp (a socket's path must be
-short). It makes no network of its own (--bridge none) and writes no firewall rule: jobs run
-with --network none, as PrairieLearn runs them, and image builds use the machine's network.
+short). Its default network is a bridge of its own (BRIDGE, made here and removed at its stop:
+with --bridge none, dockerd deletes the machine's docker0, which the machine's own Docker
+needs) and it writes no firewall rule: jobs run with --network none, as PrairieLearn runs them,
+and image builds use the machine's network.
 No registry is reachable from these machines, so Debian's image comes from debootstrap and
 docker import (base_image()). Exit 2 with one line when it cannot start.
 """
+import fcntl
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -25,6 +30,24 @@ import time
 
 CACHE = os.environ.get("LAB04_DOCKER_CACHE", "/var/cache/lab04-tests/docker")
 MIRROR = "http://deb.debian.org/debian"
+BRIDGE = "lab04br0"  # the daemon's default bridge (never the machine's docker0)
+SIOCBRADDBR, SIOCBRDELBR, SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x89A0, 0x89A1, 0x8913, 0x8914, 0x1  # <linux/sockios.h>
+
+
+def bridge(add):
+    """Makes (add) or removes the daemon's bridge, as `ip link add/del NAME type bridge` would
+    (iproute2 is not on every system); a bridge that is already there, or gone, is no error."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            if add:
+                fcntl.ioctl(s, SIOCBRADDBR, BRIDGE.encode())
+                return
+            request = struct.pack("16sH14s", BRIDGE.encode(), 0, b"")
+            flags = struct.unpack("16sH14s", fcntl.ioctl(s, SIOCGIFFLAGS, request))[1]
+            fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", BRIDGE.encode(), flags & ~IFF_UP, b""))
+            fcntl.ioctl(s, SIOCBRDELBR, BRIDGE.encode())
+        except OSError:
+            pass
 
 
 class NoDocker(Exception):
@@ -78,13 +101,14 @@ def start():
     if why:
         raise NoDocker(why)
     os.makedirs(CACHE, mode=0o700, exist_ok=True)
+    bridge(True)
     folder = tempfile.mkdtemp(prefix="lab04-docker-")
     socket = os.path.join(folder, "docker.sock")
     log = open(os.path.join(folder, "dockerd.log"), "wb")
     daemon = subprocess.Popen([shutil.which("dockerd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin"),
                                "--data-root", CACHE, "--exec-root", os.path.join(folder, "exec"),
                                "--host", "unix://" + socket, "--pidfile", os.path.join(folder, "dockerd.pid"),
-                               "--bridge", "none", "--iptables=false", "--ip-masq=false", "--userland-proxy=false"],
+                               "--bridge", BRIDGE, "--iptables=false", "--ip-masq=false", "--userland-proxy=false"],
                               stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     with open(os.path.join(CACHE, "lab04-dockerd.pid"), "w") as f:
         f.write("%d\n" % daemon.pid)
@@ -132,6 +156,8 @@ def stop(folder):
             pass
     subprocess.run(["umount", "-R", "-l", os.path.join(folder, "exec")], capture_output=True)
     shutil.rmtree(folder, ignore_errors=True)
+    if holder_of_cache() is None:  # (another daemon of the tests' may still use the bridge)
+        bridge(False)
 
 
 def base_image(env, tag="debian:13", suite="trixie"):

@@ -485,6 +485,7 @@ def main(argv):
     if os.geteuid() != 0:
         print("SKIPPED: the image's steps install Debian's packages and a job's limits are cgroups: as root only")
         return 0
+    networks = set(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else set()
     host = host_for_jobs()
     why = host.why_not() if isinstance(host, Emulation) else None
     if why:
@@ -492,9 +493,16 @@ def main(argv):
         return 0
     print("PrairieLearn's jobs run in %s" % host.name)
     try:
-        return checks_in(host, os.path.abspath(argv[0]), os.path.abspath(argv[1]))
+        failed = checks_in(host, os.path.abspath(argv[0]), os.path.abspath(argv[1]))
     finally:
         host.close()
+    # The tests' daemon leaves the machine's networks as they were: dockerd with --bridge none
+    # deleted docker0, the machine's own Docker's bridge (docker_host.BRIDGE is the tests' own).
+    lost = sorted(networks - set(os.listdir("/sys/class/net")) if networks else [])
+    print("%s  the machine's network interfaces are all there once the tests' Docker daemon has stopped (docker0 "
+          "among them, where the machine's own Docker made it)%s" % ("OK    " if not lost else "NOT OK", ": gone: %s" % lost
+                                                                     if lost else ""))
+    return failed or (1 if lost else 0)
 
 
 def checks_in(host, build, work):

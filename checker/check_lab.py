@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_lab.py: checks a build of the lab step by step, and names a known mistake.
 
-usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PROGRAM] [--memo DIR] LAB [CASE ...]
+usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PROGRAM] [--memo DIR] [--source FILE]
+                    LAB [CASE ...]
        check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] [--draw SEED] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
   CASE  seed,tokens,embed,head, then optionally ,heads=N, ,no-scale and/or ,no-mask
@@ -17,6 +18,9 @@ usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PR
                      tools/report_failures.py shows
   --report FILE      also write the report to FILE; its first line is OK or NOT OK (the
                      tests read it to skip those that need right numbers)
+  --source FILE      the lab's C++, whose lines the diagnosis quotes (slips.py): "your line `...` ...";
+                     by default the lab04_attention.cpp a build of the project made LAB from
+                     (its CMakeCache.txt, beside LAB or above it), if it was not saved since
   --memo DIR         keep verdicts in DIR (memo.py): runs that print what earlier runs printed
                      get the verdict given then, without loading torch; the tests' run keeps
                      them in its build folder. Not with --grade: a grade is always judged
@@ -70,9 +74,9 @@ def parse_args(argv):
     """The command line as a dict: lab, cases, timeout, report, json, name, grade, points, step, gradescope,
     draw, memo."""
     args = {"timeout": TIMEOUT, "report": None, "json": None, "name": None, "grade": False, "points": [1.0] * cases.STEPS,
-            "step": None, "gradescope": None, "draw": None, "memo": None}
+            "step": None, "gradescope": None, "draw": None, "memo": None, "source": None}
     options = ("--timeout", "--report", "--json", "--name", "--grade", "--points", "--step", "--gradescope", "--draw",
-               "--memo")
+               "--memo", "--source")
     while argv[:1] and argv[0] in options:
         option, value = argv[0], argv[1] if len(argv) > 1 else None
         if option == "--grade":
@@ -103,6 +107,12 @@ def parse_args(argv):
             if not value:
                 raise Usage("--memo takes a folder for the verdicts kept")
             args["memo"] = value
+        elif option == "--source":
+            try:
+                with open(value or "", encoding="utf-8", errors="replace") as f:
+                    args["source"] = f.read()
+            except OSError:
+                raise Usage("--source takes the lab's C++ file, which can be read, not %r" % (value or "")[:80])
         elif option == "--step":
             if value not in [str(n) for n in cases.STEP_NUMBERS]:
                 raise Usage("--step takes a STEP number from 1 to %d, not %r" % (cases.STEPS, (value or "")[:20]))
@@ -158,9 +168,12 @@ def write_json(path, ok, first, ending):
 def checked(args, runs, run_one, echo):
     """(ok, the first case NOT OK's lines, the lines after the cases) of a check; each line of
     the cases and after them echoed. From the memo when it kept the verdict on these runs."""
+    import slips
+    source = args["source"] if args["source"] is not None else slips.source_of_build(args["lab"])
     kept = memo.Memo(args["memo"])
     key = kept.key("check_lab", "\n".join(args["cases"]), json.dumps(
-        [[t, r.command, r.status, r.lines, r.err, r.ended, r.problem] for t, r in runs.items()]))
+        [[t, r.command, r.status, r.lines, r.err, r.ended, r.problem] for t, r in runs.items()]
+        + [slips.signature(source)]))  # (a diagnosis quotes the lines slips finds)
     found = kept.get(key, lambda v: isinstance(v, dict) and isinstance(v.get("ok"), bool) and all(
         isinstance(v.get(k), list) and all(isinstance(line, str) for line in v[k]) for k in ("echoed", "first", "report")))
     if found is not None:
@@ -175,7 +188,7 @@ def checked(args, runs, run_one, echo):
         echo(line)
     results, not_run = verdict.run_cases(run_one, args["cases"],
                                          lambda result: [echo_and_keep(l) for l in verdict.case_lines(result)])
-    report, ok, _ = verdict.check_lines(results, not_run)
+    report, ok, _ = verdict.check_lines(results, not_run, source=source)
     for line in report:
         echo_and_keep(line)
     wrong = verdict.first_wrong(results)

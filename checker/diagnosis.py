@@ -16,7 +16,10 @@ import cases
 import compare
 import own_inputs
 import reference_attention
+import slips
 from mistakes import TRAPS
+
+SHAPES_TRAP = next(t for t in TRAPS if t[0] == "shapes cannot be multiplied")  # a product's order, maybe
 
 
 class Explainer:
@@ -82,8 +85,10 @@ def disjoint(a, b):
     return not set(a["change"]) & set(b["change"])
 
 
-def said(m):
-    return "%s; %s" % (m["did"], m["fix"])
+def said(m, source=None):
+    """A mistake in words, its slip first: the student's own line where the source is at hand
+    and a line of it matches (slips.py), else the catalogue's words."""
+    return slips.lead(m["id"], source) or "%s; %s" % (m["did"], m["fix"])
 
 
 class Diagnosis:
@@ -106,8 +111,9 @@ class Diagnosis:
         return text if self.label == "diagnosis" else "%s: %s" % (self.label, text)
 
 
-def diagnose(cases, mistakes, explainer=None):
-    """The diagnosis of a report, a Diagnosis. cases: each case's compare.CaseResult."""
+def diagnose(cases, mistakes, explainer=None, source=None):
+    """The diagnosis of a report, a Diagnosis. cases: each case's compare.CaseResult; source:
+    the lab's C++ where it is at hand, whose lines a diagnosis then quotes (slips.py)."""
     ex = explainer or Explainer(mistakes)
     judged = [c for c in cases if c.blocks is not None]
     failing = [c for c in judged if not c.ok]
@@ -118,16 +124,21 @@ def diagnose(cases, mistakes, explainer=None):
                               "printed before is right; write the step, rebuild, and check again" % (blank, blank)])
         mistakes = [m for m in mistakes if m["step"] < blank]
     if cases and all(c.printed_right for c in cases) and not all(c.ok for c in cases):
+        stopped_on = next(c for c in cases if not c.ok)
+        slip = (slips.order_slip(source) or shape_slip_of(stopped_on)) if stopped_on.refused else None
+        if slip:  # a product in the wrong order, which the next step cannot take: the slip first
+            return Diagnosis([slip, "           (the lab stopped at STEP %s, saying: %s)" % (
+                stopped_on.refused.step, stopped_on.said)])
         return Diagnosis(after_right_numbers(cases))  # every number it printed is the lesson's
     stopped = next((c for c in failing if c.status == 3 and c.said.startswith("LibTorch error:")),
                    None)
     if stopped and all(ex.explains(c, ()) for c in judged):  # right numbers, then LibTorch refused a step
-        return Diagnosis(libtorch_error_lines(stopped))
+        return Diagnosis(libtorch_error_lines(stopped, source))
     if not failing:
         return Diagnosis(["the lab printed no numbers that can be compared; start from the first NOT OK case above"])
     singles = [m for m in mistakes if all(ex.explains(c, (m,)) for c in judged)]
     if len(singles) == 1:
-        return Diagnosis([said(singles[0])], singles[0]["id"])
+        return Diagnosis([said(singles[0], source)], singles[0]["id"])
     if singles:
         return Diagnosis(["no known mistake matches: %d of them fit these numbers equally (%s)"
                           % (len(singles), ", ".join(m["id"] for m in singles))])
@@ -136,6 +147,10 @@ def diagnose(cases, mistakes, explainer=None):
     same = same_tensor_lines(first, ex)
     refused = first.refused
     if refused and refused.step == first.step:  # its own line says what is wrong
+        slip = slips.order_slip(source) or shape_slip_of(first)
+        if slip:  # a product in the wrong order: the slip first, then what the lab said
+            return Diagnosis([slip, "           (the lab stopped at STEP %s, saying: %s)" % (first.step, first.said)],
+                             None, same)
         return Diagnosis(["STEP %s made %s a tensor the lesson's code after it cannot take, and the lab stopped "
                           "there, saying: %s" % (first.step, refused.name, first.said),
                           "           the comment on each line of the lesson gives its tensor's shape: (T, HEAD) "
@@ -156,7 +171,8 @@ def diagnose(cases, mistakes, explainer=None):
                     pairs.append((a, b))
     if len(pairs) == 1:
         a, b = pairs[0]
-        return Diagnosis(["two mistakes: %s;" % said(a), "           and %s" % said(b)], a["id"] + "+" + b["id"], same)
+        return Diagnosis(["two mistakes: %s;" % said(a, source), "           and %s" % said(b, source)],
+                         a["id"] + "+" + b["id"], same)
     if pairs:
         return Diagnosis(["two mistakes, but %d pairs of known mistakes fit these numbers equally (%s)"
                           % (len(pairs), ", ".join(a["id"] + "+" + b["id"] for a, b in pairs))], None, same)
@@ -170,7 +186,7 @@ def diagnose(cases, mistakes, explainer=None):
     near.sort(key=lambda t: t[0])
     if near and (len(near) == 1 or near[1][0] > near[0][0]):
         _, m, missed = near[0]
-        body = [said(m)]
+        body = [said(m, source)]
         for c in missed:
             diff = compare.first_difference(c.blocks, ex.predict(c.text, (m,), c.of_head))
             where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
@@ -183,8 +199,18 @@ def diagnose(cases, mistakes, explainer=None):
     if fits:
         return Diagnosis(["STEP %s's %s in case %s are those of a known mistake: %s; the steps after it differ in "
                           "other ways too: there is another mistake"
-                          % (first.step, upto, first.text, " OR ".join(said(m) for m in fits[:2]))], None, same)
+                          % (first.step, upto, first.text, " OR ".join(said(m, source) for m in fits[:2]))], None, same)
     return Diagnosis(["no known mistake matches; start from the first STEP reported above"], None, same)
+
+
+SHAPE = re.compile(r" is a \((\d+), (\d+)\) tensor")
+
+
+def shape_slip_of(case):
+    """What a tensor of a shape only a slip of order gives says (slips.shape_slip), from the
+    line the lab stopped with, or None."""
+    m = SHAPE.search(case.said or "")
+    return m and slips.shape_slip(case.name, (int(m.group(1)), int(m.group(2))), cases.parse_case(case.text))
 
 
 def without_evidence(results):
@@ -226,14 +252,18 @@ def nothing_to_judge_lines(unjudged, first):
     return lines
 
 
-def libtorch_error_lines(case):
+def libtorch_error_lines(case, source=None):
     """The diagnosis of a lab whose numbers are right as far as they go, stopped by an error of
-    LibTorch's: the step, LibTorch's words, and what they mean where a trap of mistakes.py's
-    TRAPS explains them."""
+    LibTorch's: a product written in the wrong order where the source shows one (slips.py),
+    else the step, LibTorch's words, and what they mean where a trap of mistakes.py's TRAPS
+    explains them."""
     step = case.step or "?"
+    trap = next((t for t in TRAPS if t[0] in case.said), None)
+    slip = slips.order_slip(source) if trap is SHAPES_TRAP else None
+    if slip:
+        return [slip, "           (LibTorch stopped the lab at STEP %s, saying: %s)" % (step, case.said[len("LibTorch error: "):])]
     lines = ["every number the lab printed is right; then, at STEP %s, LibTorch stopped it (exit 3), saying: %s"
              % (step, case.said[len("LibTorch error: "):])]
-    trap = next((t for t in TRAPS if t[0] in case.said), None)
     if trap:
         lines.append("           that is: %s; %s" % (trap[1], trap[2]))
     return lines

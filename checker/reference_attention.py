@@ -81,6 +81,7 @@ def _one_head(x, made, T, C, HEAD, scale, mask, knob):
                    "HEAD": float(HEAD), "none": 1.0, "1//HEAD": float("inf") if HEAD > 1 else 1.0,
                    "1/sqrt(HEAD)": 1.0 / math.sqrt(HEAD)}[knob("scale_by", "sqrt(HEAD)")]
         scale_late = knob("scale_after_softmax", False)
+        scale = scale or knob("scale_always", False)  # (a scale that ignores --no-scale)
         if scale and not scale_late:
             scores = scores * (1.0 / divisor)
         before = scores

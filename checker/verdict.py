@@ -85,7 +85,7 @@ def starter_line(results, blank):
                               "judged (write it, save, and the verdict follows)" % blank])
 
 
-def check_lines(results, not_run, explainer=None):
+def check_lines(results, not_run, explainer=None, source=None):
     """What follows the cases in a check: (lines, passed, what was diagnosed: a mistake's
     id, "a+b", or None). The note on fills, the diagnosis and the steps wrong in themselves
     when a case is NOT OK, then the count."""
@@ -94,7 +94,7 @@ def check_lines(results, not_run, explainer=None):
     blank = blank_of(results)
     written_right = blank and not any(wrong_before_blank(r, blank) for r in results)  # (the last line says so)
     if not all(r.ok for r in results) and not written_right:
-        found = diagnosis.diagnose(results, MISTAKES, explainer)
+        found = diagnosis.diagnose(results, MISTAKES, explainer, source)
         lines += found.lines
         diagnosed = found.mistake
         wrong = grading.steps_wrong_in_themselves(results)

@@ -44,6 +44,19 @@ import sandbox  # noqa: E402
 import sandbox_users  # noqa: E402
 
 
+LAB_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab04_attention.cpp")
+
+
+def saved_source():
+    """The lab as saved: the file the watch builds and runs (the project's, or a starter's),
+    whose lines a diagnosis quotes (slips.py); None where it cannot be read."""
+    try:
+        with open(LAB_SOURCE, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def greet(out):
     """The cases and the limits of each run, before torch loads (the watch needs them first)."""
     found = sandbox.limits(cases.WATCH_TIMEOUT, sandbox.sanitizer_build(),
@@ -115,7 +128,7 @@ def judged(runs, explainer):
     if stopped:
         return ["NOT OK: in case %s the lab %s%s" % (stopped.text, stopped.problem,
                                                      "; the other cases were not run" if not_run else "")]
-    lines, ok, _ = verdict.check_lines(results, not_run, explainer)
+    lines, ok, _ = verdict.check_lines(results, not_run, explainer, saved_source())
     if ok:
         return ["every STEP matches the reference in all %d cases" % len(results)] + verdict.fill_notes(results)
     return verdict.case_lines(verdict.first_wrong(results), later=False) + lines
@@ -162,7 +175,8 @@ def front(memo_folder, program, lazy):
     def answer(job):
         nonlocal judge
         ident, count, raw = job
-        key = kept.key("watch", program, raw)
+        import slips
+        key = kept.key("watch", program, raw, repr(slips.signature(saved_source())))  # (a diagnosis quotes them)
         lines = kept.get(key, lambda v: isinstance(v, list) and all(isinstance(line, str) for line in v))
         if lines is None:
             judge = judge or start_judge()

@@ -1,6 +1,7 @@
 """Passes when check_lab.py judges a mutant of the lab as it should.
 
-usage: mutant_diagnosed.py [--timeout SECONDS] MUTANT EXPECTED [REPORT_HAS]
+usage: mutant_diagnosed.py [--timeout SECONDS] [--source FILE] MUTANT EXPECTED [REPORT_HAS]
+  --source   the mutant's C++, which the diagnosis quotes (slips.py), as the watch's does
   MUTANT     a lab built with an edit (tests/CMakeLists.txt makes them)
   EXPECTED   the id of its mistake in mistakes.py, whose "step" is where it must be found;
              two ids joined by + for two mistakes; "none" for the lesson written another
@@ -23,12 +24,15 @@ from mistakes import MISTAKES
 
 
 def main(argv):
-    timeout = cases.TIMEOUT
+    timeout, source = cases.TIMEOUT, None
     if argv[:1] == ["--timeout"] and len(argv) > 1 and argv[1].replace(".", "", 1).isdigit():
         timeout, argv = float(argv[1]), argv[2:]
+    if argv[:1] == ["--source"] and len(argv) > 1:
+        with open(argv[1], encoding="utf-8") as f:
+            source, argv = f.read(), argv[2:]
     if len(argv) not in (2, 3):
-        print("mutant_diagnosed: usage: mutant_diagnosed.py [--timeout SECONDS] MUTANT EXPECTED [REPORT_HAS]",
-              file=sys.stderr)
+        print("mutant_diagnosed: usage: mutant_diagnosed.py [--timeout SECONDS] [--source FILE] MUTANT EXPECTED "
+              "[REPORT_HAS]", file=sys.stderr)
         return 2
     mutant, wants = argv[0], argv[1].split("|")
     report_has = argv[2] if len(argv) == 3 else None
@@ -45,7 +49,7 @@ def main(argv):
     box = sandbox.Sandbox(mutant)
     results, not_run = verdict.run_cases(lambda case: running.run_case(box, case, timeout, mutant), cases.DEFAULT_CASES,
                                          lambda result: [echo(line) for line in verdict.case_lines(result)])
-    lines, ok, diagnosed = verdict.check_lines(results, not_run)
+    lines, ok, diagnosed = verdict.check_lines(results, not_run, source=source)
     for line in lines:
         echo(line)
     box.close()

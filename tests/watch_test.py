@@ -468,7 +468,8 @@ def main(argv):
                        "expected, and the diagnosis last", out.endswith(LAST_LINE.replace("\n", "")) is False
                        and "STEP 3-5" in out and len(verdict) >= 3 and verdict[0] == "check: NOT OK  3,4,6,6"
                        and "STEP 5: weights:" in verdict[1] and "expected" in verdict[1]
-                       and any(l.startswith("check: diagnosis: softmax ran over dimension 0") for l in verdict)
+                       and any(l.startswith("check: diagnosis: your line `torch::Tensor weights = torch::softmax(scores, /*dim=*/0);` "
+                                      "makes each column sum to 1") for l in verdict)
                        and "s to the verdict" in err.splitlines()[-1], "stdout ends %r; stderr %r" % (out[-200:], err[-1500:])))
         # The program every other command runs is rebuilt from the save the watch ran, before the
         # watch waits for the next: an experiment after the verdict runs the dim-0 softmax too.

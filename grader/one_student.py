@@ -172,7 +172,7 @@ def grade_one(worker, student, points, timeout, texts, template=frozenset()):
             box.close()
         row.seconds["grade"] = time.monotonic() - clock
         clock = time.monotonic()
-        judge(worker, row, results, not_run, points)
+        judge(worker, row, results, not_run, points, student.text)
         row.seconds["diagnosis"] = time.monotonic() - clock
         return row
     finally:
@@ -198,9 +198,10 @@ def compile_failed(worker, student, points, row, failed):
     return row
 
 
-def judge(worker, row, results, not_run, points):
+def judge(worker, row, results, not_run, points, source=None):
     """Fills the row of a lab that ran from its cases' results: its points step by step, its
-    status, the diagnosis and the feedback."""
+    status, the diagnosis (which quotes the student's own line where it finds it: slips.py) and
+    the feedback."""
     score, total, grades, parts, report = verdict.grade_lines(results, not_run, points)
     problems = [line for line in map(verdict.problem_line, results) if line]
     steps = range(1, cases.STEPS + 1)
@@ -215,7 +216,7 @@ def judge(worker, row, results, not_run, points):
         row.blank = min(b for b in (compare.blank_step(r.out) for r in results) if b)
         row.diagnosis = "STEP %d is not written yet (the starter's TODO)" % row.blank
     elif not all(r.ok for r in results):
-        found = diagnosis.diagnose(results, MISTAKES, worker.explainer)
+        found = diagnosis.diagnose(results, MISTAKES, worker.explainer, source)
         lines, row.mistake = found.lines, found.mistake
         row.same_tensor, row.diagnosis = found.same_tensor, found.said
         if not row.mistake:

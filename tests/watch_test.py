@@ -288,27 +288,37 @@ HABITS = [
 HINT = "hint (a habit of Python): "
 
 
+def command_lines(output):
+    """The lines of output that are a compiler's command line (Ninja prints one under a failed
+    step's FAILED: line), or that FAILED: line."""
+    return [l for l in output.splitlines() if l.startswith("FAILED: ") or (
+        re.search(r"(clang\+\+|g\+\+|c\+\+)(-\d+)? ", l) and " -o " in l and " -c " in l)]
+
+
 def first_hour_checks(work, rebuild_run, test_command, lab_cpp, lesson):
     """A student's first hour: each habit of Python's that does not compile ends --once's
-    messages with the C++ way (and the README's test command's, which then shows no report of a
-    run before the edit); the Python lab's mask of floats is named in the verdict; a q transposed
-    is said as the lab said it, and no later step is called wrong in itself."""
+    messages with the C++ way, with no compiler command line (and the README's test command's,
+    which then shows no report of a run before the edit); the Python lab's mask of floats is
+    named in the verdict; a q transposed is named by the student's own line, with its fix, and no
+    later step is called wrong in itself."""
     checks = []
     for what, old, new, words in HABITS:
         save(lab_cpp, lesson.replace(old, new, 1))
         got = subprocess.run(["bash", "-c", rebuild_run], cwd=work, capture_output=True, text=True, timeout=WAIT)
         hints = [l for l in got.stderr.splitlines() if l.startswith(HINT)]
-        checks.append(("--once, %s: the compiler's error, then one line that says the C++ way" % what,
+        checks.append(("--once, %s: the compiler's error, then one line that says the C++ way, and no compiler "
+                       "command line" % what,
                        got.returncode != 0 and "error" in got.stderr and len(hints) == 1 and words in hints[0]
-                       and not got.stdout, "exit %d, stderr %r" % (got.returncode, got.stderr[-800:])))
+                       and not got.stdout and not command_lines(got.stderr),
+                       "exit %d, stderr %r" % (got.returncode, got.stderr[-800:])))
         if what in ("a keyword argument", ".T"):
             got = subprocess.run(["bash", "-c", test_command], cwd=work, capture_output=True, text=True, timeout=WAIT)
             out = got.stdout + got.stderr
-            checks.append(("the README's test command, %s: the C++ way after the compiler's error, and no test run "
-                           "reported (none ran)" % what, got.returncode != 0 and any(
+            checks.append(("the README's test command, %s: the C++ way after the compiler's error, no compiler "
+                           "command line, and no test run reported (none ran)" % what, got.returncode != 0 and any(
                                l.startswith(HINT) and words in l for l in out.splitlines())
-                           and "No test ran since lab04_attention.cpp was saved" in out and "=== what failed" not in out,
-                           "exit %d, output %r" % (got.returncode, out[-1200:])))
+                           and "No test ran since lab04_attention.cpp was saved" in out and "=== what failed" not in out
+                           and not command_lines(out), "exit %d, output %r" % (got.returncode, out[-1200:])))
     for what, edits, said, after in (
             ("the Python lab's mask of floats, 1 - tril", [("torch::ones({T, T}, torch::kBool).tril_();",
                                                           "torch::tril(torch::ones({T, T}));"),
@@ -316,7 +326,8 @@ def first_hour_checks(work, rebuild_run, test_command, lab_cpp, lesson):
                                                           "scores.masked_fill_(1 - tril, -INFINITY)")],
              ["masked_fill takes a mask of bool"], "STEP 5"),
             ("q transposed, so the scores are (HEAD, HEAD)", [("q.matmul(k.transpose(-2, -1))", "q.t().matmul(k)")],
-             ["STEP 3 made scores a tensor the lesson's code after it cannot take", "scores is a (6, 6) tensor"],
+             ["check: diagnosis: your line `torch::Tensor scores = q.t().matmul(k);` transposes q instead of k: write "
+              "q.matmul(k.transpose(-2, -1))", "scores is a (6, 6) tensor"],
              "STEP 4")):
         text = lesson
         for old, new in edits:

@@ -18,6 +18,8 @@ matches, the catalogue's own words stand (mistakes.py's did, which name the usua
 import os
 import re
 
+import cases
+
 # Each known mistake's spellings: (what a statement of the source looks like, the words,
 # where {line} is that statement as the student wrote it). The first that matches is said.
 SPELLINGS = {
@@ -141,6 +143,9 @@ def split_statements(text):
 
 
 def quoted(line):
+    """A line of the student's, as a diagnosis shows it: its control characters as \\xNN (the
+    student's text is shown, never obeyed: a report, a gradebook, a terminal), at most 90 wide."""
+    line = cases.escaped(line)
     return line if len(line) <= 90 else line[:87] + "..."
 
 

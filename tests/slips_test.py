@@ -149,7 +149,14 @@ def main(argv):
             print("%s  %s, %s: the diagnosis starts %r%s" % ("OK    " if ok else "NOT OK", what,
                                                               "its source at hand" if given else "no source", words,
                                                               "" if ok else "\n        got: %s" % " | ".join(said)[:600]))
-    print("%d passed, %d failed" % (2 * len(SLIPS) - failed, failed))
+    # A student's line is shown, never obeyed: a control character in it is quoted as \xNN.
+    import slips
+    said = slips.lead("no_scale", LESSON.replace(SCALE, SCALE.replace("mul_(", "mul(").replace("));", ") /*\x1b[2J*/);")))
+    ok = said is not None and "\x1b" not in said and "\\x1b[2J" in said
+    failed += not ok
+    print("%s  a quoted line's control characters are shown as \\xNN%s" % ("OK    " if ok else "NOT OK",
+                                                                          "" if ok else "\n        got: %r" % said))
+    print("%d passed, %d failed" % (2 * len(SLIPS) + 1 - failed, failed))
     return 1 if failed else 0
 
 

@@ -105,7 +105,7 @@ MISTAKES = [
             "fill with -INFINITY, which softmax turns into a weight of exactly 0", fill=0.0),
     # STEP 5: softmax
     mistake("softmax_over_dim_0", 5, "softmax over dimension 0 (torch::softmax(scores, 0)) makes "
-            "every column sum to 1 instead of every row", "write torch::softmax(scores, -1): the last "
+            "each column sum to 1 instead of each row", "write torch::softmax(scores, -1): the last "
             "dimension, each row (Python's dim=-1)", softmax_dim=0),
     mistake("log_softmax", 5, "torch::log_softmax where torch::softmax belongs makes the weights "
             "logarithms: negative, and rows do not sum to 1", "write torch::softmax", softmax="log_softmax"),

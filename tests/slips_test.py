@@ -49,7 +49,7 @@ SLIPS = [
      "q.matmul(q.transpose(-2, -1)) scores the queries against the queries"),
     ("softmax over dimension 0", ("softmax_over_dim_0",), (SOFTMAX, SOFTMAX.replace("-1)", "0)")),
      "your line `torch::Tensor weights = torch::softmax(scores, /*dim=*/0);` makes each column sum to 1",
-     "softmax over dimension 0 (torch::softmax(scores, 0)) makes every column sum to 1"),
+     "softmax over dimension 0 (torch::softmax(scores, 0)) makes each column sum to 1"),
     ("scores.masked_fill(...) whose result is dropped", ("no_mask",), (MASK, MASK.replace("masked_fill_(", "masked_fill(")),
      "your line `if (opt.mask) scores.masked_fill(tril.logical_not(), -INFINITY);` returns a new tensor",
      "STEP 4 left the future unmasked"),

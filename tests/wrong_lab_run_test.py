@@ -1,7 +1,7 @@
 """A student's failing run reads as one report: the README's test command, run on a copy of
 the project whose lab has one mistake, fails exactly one test (the checker's), skips the
-tests that need right numbers, prints at most MAX_LINES lines, and ends with the diagnosis and a
-count of the tests failed, passed and skipped.
+tests that need right numbers, prints at most MAX_LINES lines and no grader's isolation line, and ends with the diagnosis
+and a count of the tests failed, passed and skipped.
 
 usage: wrong_lab_run_test.py PROJECT_DIR WRONG_LAB_CPP WORK_DIR DIAGNOSIS
 
@@ -56,6 +56,9 @@ def main(argv):
         ("its last %d lines hold the diagnosis" % LAST,
          any(l.strip().startswith("diagnosis") and diagnosis in l for l in lines[-LAST:]), "last lines:\n" + last),
         ("its last %d lines say where the whole report is" % LAST, "The whole report:" in last, "last lines:\n" + last),
+        ("no grader's line in a student's run: no isolation line, no compiler command line",
+         not [l for l in lines if "isolation:" in l or l.startswith("FAILED: ")],
+         [l for l in lines if "isolation:" in l or l.startswith("FAILED: ")][:3]),
     ]
     try:
         suite = ET.parse(os.path.join(work, "build", "junit.xml")).getroot()

@@ -17,7 +17,7 @@ MAX_LINES = 200
 SAID = [("a case's label: the seed, T, C and HEAD", "is a case: the seed, T, C and HEAD"),
         ("what a verdict's command runs", "runs that case on your lab as it is saved now"),
         ("what 'wrong in themselves' means", "\"Wrong in\nthemselves\" are the STEPs wrong on the numbers your lab gave them"),
-        ("that --once rebuilds build/lab04_attention too", "then rebuilds\n`build/lab04_attention` from the same save"),
+        ("that --once rebuilds build/lab04_attention too", "it rebuilds `build/lab04_attention` from the same save"),
         ("the hint after a compile error of a habit of Python's", "ends with a `hint` that says the C++ way"),
         ("the count a failed test run ends with", "a count of the tests\nfailed, passed and skipped"),
         ("the example verdict's command, as the watch names it",

@@ -238,6 +238,18 @@ def once_checks(work, rebuild_run):
     return checks
 
 
+def program_rebuilt(work, seconds=120):
+    """Waits until build/lab04_attention is newer than the lab's last save: --once's server
+    rebuilds it from the save it ran in the second or two after it answered. Whether it came."""
+    lab, program = os.path.join(work, "lab04_attention.cpp"), os.path.join(work, "build", "lab04_attention")
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if os.path.exists(program) and os.path.getmtime(program) >= os.path.getmtime(lab):
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def command_line_checks(work, rebuild_run, lab_cpp, lesson):
     """After an edit (a dropped result: scores.mul(...) on a line of its own), --once's verdict
     names a case's command: run as it is, it prints the number the verdict says was printed; and
@@ -250,6 +262,7 @@ def command_line_checks(work, rebuild_run, lab_cpp, lesson):
     where = re.search(r"STEP \d: (\w[\w ]*?): .*worst at row (\d+), column (\d+): printed (-?[\d.]+|nan|-?inf)", said)
     command = re.search(r"^command: (.+)$", said, re.M)
     printed, by_program = None, None
+    program_rebuilt(work)
     if where and command:
         header = next(h for _, name, h in cases.TENSORS if name == where.group(1))
         row, col = int(where.group(2)), int(where.group(3))
@@ -413,6 +426,7 @@ def served_checks(work, rebuild_run):
 def verdict_off_checks(work, rebuild_run):
     """--no-check; and no Python that can import torch (torch hidden by an empty folder, in a
     mount namespace: root only)."""
+    subprocess.run(["cmake", "--build", "build", "--target", "lab04_attention"], cwd=work, capture_output=True)
     lab = subprocess.run([os.path.join(work, "build", "lab04_attention")], capture_output=True, text=True)
     got = subprocess.run(["bash", "-c", rebuild_run + " --no-check"], cwd=work, capture_output=True, text=True,
                          timeout=WAIT)

@@ -411,19 +411,20 @@ std::vector<std::string> lab_arguments(int argc, char** argv, bool& check) {
 
 // After a run and its verdict: build/lab04_attention, the program every other command runs (the
 // README's experiments, the checker, the tests), is rebuilt from the lab just run, so that it
-// never runs an older save. Quietly (the run above showed any error); a save meanwhile stops
-// it, as the next build would redo it anyway.
-void rebuild_the_program() {
+// never runs an older save. Quietly (the run above showed any error); stopped when `waiting`
+// is readable and `wanted()` says so (the watch: a save, the next build redoes it; --once's
+// server: its next client, for whom it rebuilds after).
+void rebuild_the_program(int waiting, const std::function<bool()>& wanted) {
   Build b = start_build({"lab04_attention"}, false);
   if (b.pid < 0) return;
   char chunk[4096];
   bool stopped = false;
   while (b.output >= 0) {
-    pollfd fds[3] = {{g_signals, POLLIN, 0}, {b.output, POLLIN, 0}, {stopped ? -1 : g_inotify, POLLIN, 0}};
+    pollfd fds[3] = {{g_signals, POLLIN, 0}, {b.output, POLLIN, 0}, {stopped ? -1 : waiting, POLLIN, 0}};
     if (poll(fds, 3, -1) < 0 && errno != EINTR) break;
     if ((fds[0].revents & POLLIN))
       if (int sig = stop_signal()) stop(sig);
-    if (!stopped && (fds[2].revents & POLLIN) && saved_again()) {
+    if (!stopped && (fds[2].revents & POLLIN) && wanted()) {
       kill(-b.pid, SIGTERM);  // Ninja removes what it half wrote
       stopped = true;
     }
@@ -437,10 +438,11 @@ void rebuild_the_program() {
   g_build_group = -1;
 }
 
-// --once: builds the lab as a module and runs it, then the verdict, then rebuilds
-// build/lab04_attention from it; returns --once's exit status: the lab's, 128 plus the signal
-// that ended it, or 1 when it did not compile or start. `shortcut`: a served --once compiles as
-// the watch does (resident_client.cpp). kCancelled when its client was interrupted.
+// --once: builds the lab as a module and runs it, then the verdict, then (not served:
+// `shortcut` false) rebuilds build/lab04_attention from it; returns --once's exit status: the
+// lab's, 128 plus the signal that ended it, or 1 when it did not compile or start. `shortcut`: a
+// served --once compiles as the watch does (resident_client.cpp), and its server rebuilds the
+// program once it has answered (once_server.cpp). kCancelled when its client was interrupted.
 int run_once(std::vector<char*>& lab_argv, bool check, bool shortcut) {
   std::string program = std::string(kBuildDir) + "/lab04_attention";
   if (!build({"lab04_module"}, shortcut)) return saved_again() ? kCancelled : 1;
@@ -450,8 +452,7 @@ int run_once(std::vector<char*>& lab_argv, bool check, bool shortcut) {
   if (status == -1 || WIFSIGNALED(status)) say(ended);
   if (check && WIFEXITED(status) && WEXITSTATUS(status) != 2 && !verdict(program))
     return kCancelled;
-  rebuild_the_program();
-  if (saved_again()) return kCancelled;
+  if (!shortcut) rebuild_the_program(-1, [] { return false; });
   return status == -1 ? 1 : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
@@ -541,7 +542,7 @@ int main(int argc, char** argv) {
                         now() - saved);
         std::strncat(took, "; ", sizeof took - std::strlen(took) - 1);
       }
-      rebuild_the_program();  // (then the line: what every command runs is what was saved)
+      rebuild_the_program(g_inotify, saved_again);  // (then the line: every command runs the save)
       say(std::string(took) + "waiting for the next save of " + source + " (Ctrl-C to stop)");
     } else {
       say("lab04_attention.cpp does not compile (the messages are above); waiting for the next "

@@ -131,9 +131,11 @@ bool stale() {  // rebuilt (the watch or LibTorch's runtime), or the build folde
          !(file_id(g_place.socket.c_str()) == g_socket);
 }
 
-// What the watch does between saves: its resident compiler, built the first time, then
-// started, and warmed on the lab.
+// What the watch does between saves: build/lab04_attention rebuilt from the save just run (a
+// client that comes meanwhile stops it: it is rebuilt after that client's run), then its
+// resident compiler, built the first time, then started, and warmed on the lab.
 void between_runs() {
+  rebuild_the_program(g_listen, [] { return true; });
 #ifdef LAB_RESIDENT
   if (!resident_available()) {
     Build b = start_build({"lab04_resident", "lab04_supply"}, false);

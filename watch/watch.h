@@ -32,6 +32,8 @@ bool saved_again();
 constexpr int kCancelled = -2;  // run()'s and once()'s status when that stopped them
 // --once's build, run and verdict; its exit status, or kCancelled (lab_watch.cpp).
 int run_once(std::vector<char*>& lab_argv, bool check, bool shortcut);
+// Rebuilds build/lab04_attention, quietly; stopped when `waiting` is readable and wanted().
+void rebuild_the_program(int waiting, const std::function<bool()>& wanted);
 // The lab's arguments from the watch's: its path, then all but --once and --no-check.
 std::vector<std::string> lab_arguments(int argc, char** argv, bool& check);
 

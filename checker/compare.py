@@ -394,6 +394,11 @@ def fused_disagrees(lines):
     return any(line.startswith("LibTorch's fused attention disagrees") for line in lines)
 
 
+def first_blank(results):
+    """The first STEP a starter's runs (CaseResults) stopped at, not written yet (an int), or None."""
+    return min((b for b in (blank_step(r.out) for r in results) if b), default=None)
+
+
 def blank_step(lines):
     """The STEP a starter's run stopped at, "not written yet" (an int), or None."""
     return min((int(m.group(1)) for line in lines for m in [re.match(r"^STEP (\d): not written yet", line)] if m),

@@ -117,7 +117,7 @@ def diagnose(cases, mistakes, explainer=None, source=None):
     ex = explainer or Explainer(mistakes)
     judged = [c for c in cases if c.blocks is not None]
     failing = [c for c in judged if not c.ok]
-    blank = min((b for b in (compare.blank_step(c.out) for c in cases) if b), default=None)
+    blank = compare.first_blank(cases)
     if blank:  # a starter's blank: only a mistake before it can explain what was printed
         if all(ex.explains(c, ()) for c in judged):
             return Diagnosis(["STEP %d is not written yet: the run stops at its TODO(STEP %d), and every number it "

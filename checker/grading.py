@@ -225,7 +225,7 @@ def grade_steps(results):
         elif grades[step] is None and step not in evidence:
             grades[step] = Lost(EVERY_CASE, "not judged: %s" % own_inputs.words(step, whys[step]), NOT_JUDGED)
     # A starter's blank: the run stops at the first step not written yet.
-    blank = min((b for b in (compare.blank_step(r.out) for r in results) if b), default=None)
+    blank = compare.first_blank(results)
     if blank:
         for step in range(blank, cases.STEPS + 1):
             if grades[step] is not None:

@@ -50,11 +50,6 @@ def not_run_line(results, not_run):
     return "NOT RUN %s: the lab ran out of time in case %s, and would again" % (" ".join(not_run), results[-1].text)
 
 
-def blank_of(results):
-    """The first STEP a starter's runs stopped at, not written yet (an int), or None."""
-    return min((b for b in (compare.blank_step(r.out) for r in results) if b), default=None)
-
-
 def wrong_before_blank(result, blank):
     """Whether a case of a starter's went wrong before its first blank (a STEP the student wrote
     printed other numbers, or the run stopped there)."""
@@ -64,7 +59,7 @@ def wrong_before_blank(result, blank):
 def first_wrong(results):
     """The first case NOT OK to show: in a starter, the first one wrong before the blank (one
     where the run only stopped at the blank says nothing of what was written); else None."""
-    blank = blank_of(results)
+    blank = compare.first_blank(results)
     wrong = [r for r in results if not r.ok and (not blank or wrong_before_blank(r, blank))]
     return next(iter(wrong or [r for r in results if not r.ok]), None)
 
@@ -91,7 +86,7 @@ def check_lines(results, not_run, explainer=None, source=None):
     when a case is NOT OK, then the count."""
     lines = ([not_run_line(results, not_run)] if not_run else []) + fill_notes(results)
     diagnosed = None
-    blank = blank_of(results)
+    blank = compare.first_blank(results)
     written_right = blank and not any(wrong_before_blank(r, blank) for r in results)  # (the last line says so)
     if not all(r.ok for r in results) and not written_right:
         found = diagnosis.diagnose(results, MISTAKES, explainer, source)
@@ -110,9 +105,11 @@ def count_line(results, not_run):
     ("1 passed (0,1,1,1), 5 failed")."""
     passed = [r.text for r in results if r.ok]
     failed = [r.text for r in results if not r.ok]
-    named = lambda texts, other: " (%s)" % " ".join(texts) if texts and other and len(texts) <= len(other) else ""
-    return "%d passed%s, %d failed%s%s" % (len(passed), named(passed, failed), len(failed),
-                                           named(failed, passed) if not named(passed, failed) else "",
+    fewer = passed if len(passed) <= len(failed) else failed
+
+    def named(texts):
+        return " (%s)" % " ".join(texts) if passed and failed and texts is fewer else ""
+    return "%d passed%s, %d failed%s%s" % (len(passed), named(passed), len(failed), named(failed),
                                            ", %d not run" % len(not_run) if not_run else "")
 
 

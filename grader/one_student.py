@@ -212,8 +212,8 @@ def judge(worker, row, results, not_run, points, source=None):
     lines = []
     if row.status != Status.GRADED:  # it did not run to the end: what happened is the diagnosis
         row.diagnosis = problems[0]
-    elif any(compare.blank_step(r.out) for r in results):
-        row.blank = min(b for b in (compare.blank_step(r.out) for r in results) if b)
+    elif compare.first_blank(results):
+        row.blank = compare.first_blank(results)
         row.diagnosis = "STEP %d is not written yet (the starter's TODO)" % row.blank
     elif not all(r.ok for r in results):
         found = diagnosis.diagnose(results, MISTAKES, worker.explainer, source)

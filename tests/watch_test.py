@@ -138,16 +138,17 @@ class Watch:
 
 def lasting(pids, seconds):
     """Waits up to `seconds` for a process among pids() that is still there half a second after
-    it was first seen: a run of the lab, not a child forked to start the checker (that one is
-    the watch's program too, for the moment before it starts Python). True when one was seen."""
+    it was first seen: a run of the lab, not a child forked to start the checker or a build
+    (that one is the watch's program too, for the moment before it execs). Its pid, or None."""
     deadline, first_seen = time.time() + seconds, {}
     while time.time() < deadline:
         now = time.time()
         first_seen = {pid: first_seen.get(pid, now) for pid in pids()}
-        if any(now - then >= 0.5 for then in first_seen.values()):
-            return True
+        for pid, then in first_seen.items():
+            if now - then >= 0.5:
+                return pid
         time.sleep(0.02)
-    return False
+    return None
 
 
 def save(path, text):
@@ -357,9 +358,19 @@ def first_hour_checks(work, rebuild_run, test_command, lab_cpp, lesson):
     return checks
 
 
+def alive(pid):
+    """Whether the process is there and not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def servers_of(work, pids=False):
     """The --once servers of the copy's build folder (watch/once_server.cpp): {pid: its children's
-    programs}, or with pids {pid: [(child's pid, its program)]}."""
+    programs}, or with pids {pid: [(child's pid, its program)]}. A server is a daemon: its
+    parent is no server."""
     program = os.path.join(work, "build", "lab04_watch")
     found, parents = {}, {}
     for entry in os.listdir("/proc"):
@@ -378,6 +389,10 @@ def servers_of(work, pids=False):
         parents[int(entry)] = (int(fields[1]), exe)
         if line[1:3] == [b"--serve", b"3"] and exe == program:
             found[int(entry)] = []
+    # A server's fork (a build or the checker about to exec, a run of the lab) has the server's
+    # program and command line for a moment: it is a child of a server, not a server.
+    for pid in [pid for pid in found if parents[pid][0] in found]:
+        del found[pid]
     for pid, (parent, exe) in parents.items():
         if parent in found:
             found[parent].append((pid, exe) if pids else exe)
@@ -412,12 +427,14 @@ def served_checks(work, rebuild_run):
     client.send_signal(signal.SIGTERM)
     status = client.wait(30)
     deadline = time.time() + 5
-    while time.time() < deadline and any(watch in kids for kids in servers_of(work).values()):
+    while running and time.time() < deadline and alive(running):
         time.sleep(0.05)
-    left = servers_of(work)
+    # That run's process, by its pid: a build the server forks next is the watch's program too.
+    left = running and alive(running)
     checks.append(("SIGTERM to a served --once during its run: the client dies of it and the run is stopped",
-                   running and status == -signal.SIGTERM and not any(watch in kids for kids in left.values()),
-                   "run seen %s, client %s, servers' children %s" % (running, status, left)))
+                   running and status == -signal.SIGTERM and not left,
+                   "run seen %s, client %s, the run still there %s; servers' children %s"
+                   % (running, status, left, servers_of(work))))
     subprocess.run([watch, "--stop"], timeout=60)
     checks.append(("build/lab04_watch --stop: no server left", not servers_of(work), servers_of(work)))
     return checks

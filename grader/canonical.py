@@ -1,17 +1,27 @@
-"""canonical.py: a lab's own code in a canonical form, so that copies are found through cheap
-disguises (the similarity check's second comparison, similarity.py).
+"""canonical.py: a lab's own code in two forms that see through cheap disguises (the similarity
+check's units, similarity.py).
 
-What the code does is kept, how it is spelled is not. The own code (similarity.own_code) is
-split into statements; in each, every name is one word, except the names of LibTorch's
-operations where they are called, each of which is mapped to one word for all its spellings
-(mm, bmm and matmul are one; a variable named tril is a name like any other); numbers and strings are one word each; a declaration's type goes (auto, torch::Tensor,
-const, a reference: `auto x = e;` is `x = e;`), and so does `torch::`; braces go (a block or a
-lambda around copied lines); a statement with no effect goes (`(void)N;`, `x;`, `;`: no
-assignment, call, return, throw or output). The labs are then compared as sets of statements,
-in any order: reordered statements still match. What it cannot see is in docs/instructors.md.
+The own code (similarity.own_code) is split into statements, each of which is made canonical:
+a helper whose body is one `return` (a function or a lambda) is inlined where it is called; a
+temporary used once is inlined where it is used (`auto kt = k.t(); auto s = q.mm(kt);` is
+`s = q.mm(k.t())`); a declaration's type goes (auto, torch::Tensor, const, a reference), and so
+do `torch::` and `std::`; braces go (a block or a lambda around copied lines; a braced list in a
+call, `ones({T, T})`, stays); parentheses that only group go; a statement with no effect goes
+(`(void)N;`, `x;`, `;`: no assignment, call, return, throw or output); every name is one word,
+numbers and strings are one word each. Then two forms:
 
-  statements(own)           [(canonical statement, its first line)] of a lab's own code
-  compare(labs, earlier)    pairs whose canonical statements are mostly alike, each pair on its own
+- spelled: each call keeps the name it was written with (`mm` or `matmul`, `t` or
+  `transpose`, a method or a function, in place or not);
+- canonical: LibTorch's spellings of one operation are one word (mm, bmm, matmul, einsum),
+  a method call is the function call (q.matmul(k) is matmul(q, k)), an in-place method or a
+  compound assignment is the assignment it makes (`s.mul_(x)` and `s *= x` are `s = s * x`),
+  LibTorch's functions for operators are the operators (`div(a, b)` is `a / b`), and literal
+  arguments go (dim=-1, transpose(0, 1)).
+
+Statements are compared as sets: reordered statements still match. What it cannot see is in
+docs/instructors.md.
+
+  statements(own, spelled)   [(statement in that form, its first line)] of a lab's own code
 """
 import re
 
@@ -25,7 +35,8 @@ OPERATIONS = {"matmul": "matmul", "mm": "matmul", "bmm": "matmul", "einsum": "ma
               "where": "where", "tril": "tril", "triu": "triu", "ones": "ones", "zeros": "zeros", "randn": "randn",
               "max": "max", "amax": "max", "sub": "sub", "add": "add", "view": "view", "reshape": "view",
               "unsqueeze": "unsqueeze", "expand": "expand", "cat": "cat", "stack": "stack", "allclose": "allclose",
-              "all": "all", "isinf": "isinf", "isnan": "isnan", "linear": "linear", "forward": "forward"}
+              "all": "all", "eq": "eq", "isinf": "isinf", "isnan": "isnan", "linear": "linear", "forward": "forward"}
+OPERATOR_OF = {"div": "/", "mul": "*", "sub": "-", "add": "+", "eq": "=="}
 TYPE_WORDS = {"auto", "const", "Tensor", "torch", "int", "int64_t", "double", "float", "bool", "long", "size_t",
               "unsigned", "std", "vector", "static", "constexpr", "volatile"}
 KEYWORDS = {"if", "else", "for", "while", "do", "return", "throw", "true", "false", "nullptr", "new", "delete",
@@ -55,20 +66,23 @@ def normal(token, following=""):
 
 
 def split(tokens):
-    """The statements of a token stream: [(tokens, first line)], split at ';' outside parentheses
-    and at every brace (a block, a lambda's body: its statements are the lab's)."""
-    found, current, depth = [], [], 0
+    """The statements of a token stream: [(tokens, first line)], split at ';' and at braces outside
+    parentheses (a block, a lambda's body: its statements are the lab's; the braces of a list in
+    a call, `torch::ones({T, T})`, are the call's)."""
+    found, current, depth, lists = [], [], 0, 0
     for t, n in tokens:
         if t in "([":
             depth += 1
         elif t in ")]":
             depth = max(0, depth - 1)
-        if t in "{}" or (t == ";" and depth == 0):
+        elif t == "{" and depth > 0 and current and current[-1][0] in "(,":
+            lists += 1  # a braced list in a call: {T, T}
+        elif t == "}" and lists:
+            lists -= 1
+        elif t in "{}" or (t == ";" and depth == 0):
             if current:
                 found.append(current)
-            current = []
-            if t in "{}":
-                depth = 0
+            current, depth, lists = [], 0, 0
             continue
         current.append((t, n))
     if current:
@@ -100,82 +114,248 @@ def has_effect(words):
 
 
 def as_function(words):
-    """A method call on a name, `a . op ( x )`, as the function call `op ( a , x )`: LibTorch's two
-    spellings of one operation (q.matmul(k) and torch::matmul(q, k)) made one."""
-    out, i = [], 0
+    """A method call, `x . op ( y )`, as the function call `op ( x , y )`, whatever x is (a name,
+    a call, an expression in parentheses): LibTorch's two spellings of one operation
+    (q.matmul(k) and torch::matmul(q, k); (s - m).exp() and torch::exp(s - m)) made one."""
+    words, i = list(words), 0
     while i < len(words):
-        if words[i:i + 2] == ["a", "."] and i + 3 < len(words) and words[i + 3] == "(" and words[i + 2] != "a":
-            out += [words[i + 2], "(", "a"] + ([","] if words[i + 4:i + 5] != [")"] else [])
-            i += 4
-        else:
-            out.append(words[i])
-            i += 1
-    return out
-
-
-def statements(own):
-    """[(canonical statement, first line)] of a lab's own code: the statements that do
-    something, each in its canonical form, each of at least MIN_TOKENS words."""
-    found = []
-    for statement in split(tokens_of(own)):
-        statement = [(t, n) for t, n in without_type(statement) if t not in ("torch", "::")]
-        if not statement:
+        if words[i] == "." and i + 2 < len(words) and words[i + 2] == "(" and words[i + 1] != "a" and i > 0:
+            if words[i - 1] == ")":  # the receiver: a call, or an expression in parentheses
+                depth, start = 0, i - 1
+                while start >= 0:
+                    depth += {")": 1, "(": -1}.get(words[start], 0)
+                    if depth == 0:
+                        break
+                    start -= 1
+                if start > 0 and NAME.match(words[start - 1]) and words[start - 1] not in KEYWORDS:
+                    start -= 1
+            elif NAME.match(words[i - 1]):
+                start = i - 1
+            else:
+                i += 1
+                continue
+            if start < 0:
+                i += 1
+                continue
+            end = closing([(w, 0) for w in words], i + 2)
+            inside = words[i + 3:end]
+            words[start:end + 1] = [words[i + 1], "("] + words[start:i] + ([","] + inside if inside else []) + [")"]
+            i = start + 2  # (its receiver and arguments may hold more)
             continue
-        words = [normal(t, statement[i + 1][0] if i + 1 < len(statement) else "") for i, (t, _) in enumerate(statement)]
+        i += 1
+    return words
+
+
+def statements(own, spelled=False, keep=()):
+    """[(statement, first line)]: statements_on_lines() with each statement's first line."""
+    return [(text, lines[0]) for text, lines in statements_on_lines(own, spelled, keep)]
+
+
+def statements_on_lines(own, spelled=False, keep=()):
+    """[(canonical statement, [its lines])] of a lab's own code: the statements that do
+    something, each in its canonical form, each of at least MIN_TOKENS words, with the lines its
+    tokens came from (a temporary's line too, where it was inlined). spelled: a form
+    between the line and the canonical one, that keeps how the student spelled each call
+    (`mm` or `matmul`, a method or a function, in place or not, its literal arguments) and
+    sees through names, types, temporaries, helpers, braces and order alone. keep: names never
+    inlined (the lesson's: the lines of it that use them are not in own code, so a name used
+    once in own code may be used again there)."""
+    found = []
+    parts = [[(t, n) for t, n in without_type(s) if t not in ("torch", "std", "::")] for s in split(with_helpers_inlined(
+        tokens_of(own)))]
+    parts = [p for p in parts if p]
+    for statement in with_temporaries_inlined(parts if spelled else [in_place_spelled_out(p) for p in parts], keep):
+        following = [statement[i + 1][0] if i + 1 < len(statement) else "" for i in range(len(statement))]
+        words = [as_spelled(t, f) if spelled else normal(t, f) for (t, _), f in zip(statement, following)]
         if words[:3] == ["(", "void", ")"]:  # (void)x: a cast to void
             words = words[3:]
         if words[:4] == ["a", "<", "void", ">"]:  # static_cast<void>(x)
             words = words[4:]
-        words = as_function(words)
-        text = re.sub(r" , (- )?0(?= [,)])", "", " ".join(words))  # literal arguments: dim=-1, transpose(0, 1)
+        if spelled:
+            words = without_grouping(words)
+            text = " ".join(words)
+        else:
+            words = without_grouping(as_operators(without_grouping(as_function(words))))
+            text = re.sub(r" , (- )?0(?= [,)])", "", " ".join(words))  # literal arguments: dim=-1, transpose(0, 1)
         if len(text.split()) >= MIN_TOKENS and has_effect(words):
-            found.append((text, statement[0][1]))
+            found.append((text, sorted({n for _, n in statement})))
     return found
 
 
-def compare(labs, earlier=(), share=50, least=24):
-    """Pairs of labs whose canonical statements are mostly alike, each pair judged on its own (a
-    third copy never hides one): labs and earlier are [(name, [(statement, line)])]; earlier's
-    are compared with labs only. A pair is listed when at least share percent of one lab's
-    statements' words are in statements the other has too, and at least least words match.
-    [{"a", "b", "a_share", "b_share", "a_lines", "b_lines", "earlier"}]."""
-    everyone = [(name, stmts, False) for name, stmts in labs] + [(name, stmts, True) for name, stmts in earlier]
-    index = {}
-    for i, (_, stmts, _) in enumerate(everyone):
-        for s, _ in stmts:
-            index.setdefault(s, set()).add(i)
-    pairs = []
-    candidates = set()
-    for holders in index.values():
-        if len(holders) < 50:  # a statement most labs share is no sign of a copy
-            members = sorted(holders)
-            candidates.update((a, b) for x, a in enumerate(members) for b in members[x + 1:])
-    for a, b in sorted(candidates):
-        name_a, stmts_a, old_a = everyone[a]
-        name_b, stmts_b, old_b = everyone[b]
-        if old_a and old_b:
+def as_spelled(token, following=""):
+    """A token's word in the spelled form: as normal(), but a call keeps the name it was written
+    with (a helper's own name too, which renaming changes: it is one word, "f")."""
+    if (token[0].isalpha() or token[0] == "_") and following == "(" and token not in KEYWORDS:
+        return token if token in OPERATIONS or token.endswith("_") and token[:-1] in OPERATIONS else "f"
+    return normal(token, following)
+
+
+NAME = re.compile(r"[A-Za-z_]\w*$")
+
+
+def closing(tokens, i):
+    """The index of the bracket that closes tokens[i] (a '(' or '['), or len(tokens)."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(tokens[j][0], 0)
+        if depth == 0:
+            return j
+    return len(tokens)
+
+
+def arguments(tokens):
+    """tokens split at the commas outside brackets: [[token, ...], ...] ([] for none)."""
+    parts, current, depth = [], [], 0
+    for token in tokens:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(token[0], 0)
+        if token[0] == "," and depth == 0:
+            parts.append(current)
+            current = []
+        else:
+            current.append(token)
+    return parts + [current] if current or parts else []
+
+
+def with_helpers_inlined(tokens):
+    """A token stream with its one-line helpers inlined: a function or a lambda whose body is
+    `return EXPR;` (`torch::Tensor f(const torch::Tensor& a) { return ...; }`, `auto f = [&](auto
+    a) { return ...; };`) is removed, and each call of it becomes EXPR with its parameters
+    replaced by the call's arguments: a helper around copied lines hides nothing."""
+    helpers, out, i = {}, [], 0
+    while i < len(tokens):
+        t = tokens[i][0]
+        start = i
+        if NAME.match(t) and i + 1 < len(tokens) and tokens[i + 1][0] == "=" and i + 2 < len(tokens) and \
+                tokens[i + 2][0] == "[":  # name = [captures](params) { return ...; }
+            name, i = t, closing(tokens, i + 2) + 1
+        elif NAME.match(t) and t not in KEYWORDS and t not in OPERATIONS and out and (
+                NAME.match(out[-1][0]) or out[-1][0] in ("&", "*", ">")) and i + 1 < len(tokens) and tokens[i + 1][0] == "(":
+            name, i = t, i + 1  # type name(params) { return ...; }
+        else:
+            out.append(tokens[i])
+            i += 1
             continue
-        in_b, in_a = {s for s, _ in stmts_b}, {s for s, _ in stmts_a}
-        words = lambda stmts: sum(len(s.split()) for s, _ in stmts)
-        shared_a = [(s, n) for s, n in stmts_a if s in in_b]
-        shared_b = [(s, n) for s, n in stmts_b if s in in_a]
-        a_share = round(100 * words(shared_a) / max(1, words(stmts_a)))
-        b_share = round(100 * words(shared_b) / max(1, words(stmts_b)))
-        if max(a_share, b_share) >= share and min(words(shared_a), words(shared_b)) >= least:
-            pairs.append({"a": name_a, "b": name_b, "a_share": a_share if a_share >= share else 0,
-                          "b_share": b_share if b_share >= share else 0, "earlier": old_a or old_b,
-                          "a_lines": lines(shared_a), "b_lines": lines(shared_b)})
-    return pairs
+        if i >= len(tokens) or tokens[i][0] != "(":
+            out += tokens[start:i]
+            continue
+        end = closing(tokens, i)
+        params = [next((x for x, _ in reversed(p) if NAME.match(x) and x not in TYPE_WORDS), "") for p in
+                  arguments(tokens[i + 1:end])]
+        j = end + 1
+        while j < len(tokens) and tokens[j][0] not in ("{", ";"):  # -> type, const
+            j += 1
+        if j + 1 < len(tokens) and tokens[j][0] == "{" and tokens[j + 1][0] == "return":
+            k = j + 2
+            while k < len(tokens) and tokens[k][0] != ";":
+                k = closing(tokens, k) + 1 if tokens[k][0] in "([" else k + 1
+            helpers[name] = (params, tokens[j + 2:k])
+            i = k + 1
+            while i < len(tokens) and tokens[i][0] in ("}", ";"):
+                i += 1
+            if out and NAME.match(out[-1][0]) or (out and out[-1][0] in ("&", "*", ">")):
+                while out and (NAME.match(out[-1][0]) or out[-1][0] in ("&", "*", ">", "<", "::", ",")) and \
+                        out[-1][0] not in KEYWORDS:
+                    out.pop()  # the helper's return type
+            continue
+        out += tokens[start:i]
+    if not helpers:
+        return tokens
+    return calls_replaced(out, helpers)
 
 
-def lines(shared):
-    """The first lines of shared statements, as ranges: "12-15, 20"."""
-    numbers = sorted({n for _, n in shared})
-    ranges, start = [], None
-    for i, n in enumerate(numbers):
-        if start is None:
-            start = n
-        if i + 1 == len(numbers) or numbers[i + 1] > n + 1:
-            ranges.append("%d-%d" % (start, n) if n > start else "%d" % n)
-            start = None
-    return ", ".join(ranges[:6])
+def calls_replaced(tokens, helpers, depth=0):
+    """tokens with each call of a helper ({name: (params, body tokens)}) replaced by its body."""
+    out, i = [], 0
+    while i < len(tokens):
+        t, n = tokens[i]
+        if t in helpers and i + 1 < len(tokens) and tokens[i + 1][0] == "(" and depth < 2:
+            end = closing(tokens, i + 1)
+            params, body = helpers[t]
+            given = dict(zip(params, arguments(tokens[i + 2:end])))
+            expanded = []
+            for x in body:
+                expanded += [("(", n)] + given[x[0]] + [(")", n)] if x[0] in given else [(x[0], n)]
+            out += [("(", n)] + calls_replaced(expanded, helpers, depth + 1) + [(")", n)]
+            i = end + 1
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def in_place_spelled_out(statement):
+    """`x.op_(args)` as `x = x.op(args)`, and `x op= e` as `x = x op (e)` (after an if's
+    condition, if any): LibTorch's in-place methods and C++'s compound assignments spelled as the
+    assignment they make."""
+    head = []
+    if statement and statement[0][0] == "if" and len(statement) > 1 and statement[1][0] == "(":
+        end = closing(statement, 1)
+        head, statement = statement[:end + 1], statement[end + 1:]
+    if len(statement) >= 4 and NAME.match(statement[0][0]) and statement[1][0] == "." and \
+            statement[2][0].endswith("_") and statement[3][0] == "(" and closing(statement, 3) == len(statement) - 1:
+        n = statement[0][1]
+        return head + [statement[0], ("=", n), statement[0], (".", n), (statement[2][0][:-1], n)] + statement[3:]
+    if len(statement) >= 3 and NAME.match(statement[0][0]) and statement[1][0] in ("+=", "-=", "*=", "/="):
+        n = statement[0][1]
+        return head + [statement[0], ("=", n), statement[0], (statement[1][0][0], n), ("(", n)] + statement[2:] + [(")", n)]
+    return head + statement
+
+
+def with_temporaries_inlined(parts, keep=()):
+    """Statements with their temporaries inlined: `x = e` where x is used once after it, and is
+    never given another value, is removed, and that use becomes (e): an expression split over
+    temporaries is the expression."""
+    parts = list(parts)
+    i = 0
+    while i < len(parts):
+        s = parts[i]
+        if len(s) >= 3 and NAME.match(s[0][0]) and s[1][0] == "=" and s[0][0] not in KEYWORDS and s[0][0] not in keep:
+            name, uses, where = s[0][0], 0, None
+            for j in range(i + 1, len(parts)):
+                later = parts[j]
+                here = [x for x, (t, _) in enumerate(later) if t == name and not (x and later[x - 1][0] in (".", "->"))]
+                if later[:2] and later[0][0] == name and later[1][0] == "=":
+                    uses += 2  # given another value: `x = f(x)` keeps its statements apart
+                    break
+                uses += len(here)
+                if here and where is None:
+                    where = (j, here[0])
+            if uses == 1 and where:
+                j, x = where
+                n = parts[j][x][1]
+                parts[j] = parts[j][:x] + [("(", n)] + s[2:] + [(")", n)] + parts[j][x + 1:]
+                del parts[i]
+                continue
+        i += 1
+    return parts
+
+
+def as_operators(words):
+    """`div ( x , y )` as `( x / y )`, and so for mul, sub, add and eq: LibTorch's functions for
+    C++'s operators spelled as the operators."""
+    words, i = list(words), 0
+    while i < len(words):
+        if words[i] in OPERATOR_OF and i + 1 < len(words) and words[i + 1] == "(":
+            end = closing([(w, 0) for w in words], i + 1)
+            args = arguments([(w, 0) for w in words[i + 2:end]])
+            if len(args) == 2 and end < len(words):
+                words[i:end + 1] = ["("] + [w for w, _ in args[0]] + [OPERATOR_OF[words[i]]] + \
+                    [w for w, _ in args[1]] + [")"]
+                continue  # (its arguments may hold more)
+        i += 1
+    return words
+
+
+def without_grouping(words):
+    """words without the parentheses that only group (not a call's, not an if's): (a / b) is a / b."""
+    drop, stack = set(), []
+    for i, w in enumerate(words):
+        if w == "(":
+            grouping = i == 0 or not (words[i - 1] in (")", "]", ">", "if", "for", "while", "switch") or (
+                NAME.match(words[i - 1]) and words[i - 1] not in ("return", "throw", "case")))
+            stack.append((i, grouping))
+        elif w == ")" and stack:
+            j, grouping = stack.pop()
+            if grouping:
+                drop.update((i, j))
+    return [w for i, w in enumerate(words) if i not in drop]

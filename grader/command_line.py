@@ -228,12 +228,13 @@ OPTIONS = (
            "(grader/lms.py), each by the email address Moodle has, with this lab's grade in percent, which "
            "Moodle's CSV import takes as it is", "merge"),
     Option(("--no-similarity",), "", "similarity", None, True,
-           "leave out the summary's list of labs whose own code looks alike (grader/similarity.py: Debian's "
-           "sim_c++ compares what each student wrote beyond the lesson and the template; a hint to look, never "
-           "a grade), which runs by default", "both", given=False),
+           "leave out the summary's list of labs whose own code shares what students who work alone would not "
+           "(grader/similarity.py: what each student wrote beyond the lesson and the template, weighed by how "
+           "many of the class wrote the same; a hint to look, never a grade), which runs by default", "both",
+           given=False),
     Option(("--similar-to",), "FOLDER", "similar_to", _folder_of_labs, None,
            "also compare the class with the labs of an earlier term kept in FOLDER (any shape SUBMISSIONS may "
-           "have); may be given more than once", "merge", many=True),
+           "have; they count too in how rare a line is); may be given more than once", "merge", many=True),
     Option(("--template",), "FILE", "templates", _template, None,
            "a file handed out to the class (a starter of your own, say), whose lines are nobody's own code, as "
            "the lesson's and a starter's TODO lines are not; may be given more than once", "shard", many=True),

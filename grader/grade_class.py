@@ -59,7 +59,7 @@ def look_alike(args, rows):
                 earlier.append(("%s (%s)" % (s.label, os.path.basename(os.path.normpath(folder))),
                                 similarity.own_code(s.text, args["template"])))
     labs = [(r.name, [tuple(x) for x in r.own_code]) for r in rows if r.own_code]
-    return similarity.look_alike(labs, earlier)
+    return similarity.look_alike(labs, earlier, args["template"])
 
 
 def grade(args):

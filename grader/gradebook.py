@@ -12,6 +12,8 @@
                                  scores, each STEP right, wrong or not reached
   GRADES/class.json              every row, the cases, the points and the class: what --merge
                                  checks and joins
+  GRADES/similar.html            the pairs of labs the similarity check named, their shared
+                                 lines side by side (similar_page.py)
 and, for Gradescope (grade_class.py --gradescope) and PrairieLearn (--prairielearn), the one
 submission's grade (grade_of), which checker/platforms.py writes as that platform's file.
 """
@@ -26,6 +28,7 @@ import class_picture
 import files
 import deadlines
 import platforms
+import similar_page
 import similarity
 from row import Row
 from status import Status
@@ -231,42 +234,53 @@ def summary_text(rows, points, meta=None, picture=None, picture_missing=None):
 
 
 def similarity_lines(found, meta):
-    """The summary's part on labs whose own code looks alike (similarity.look_alike's result)."""
+    """The summary's part on labs whose own code shares what students who worked alone would not
+    (similarity.look_alike's result): each pair named, and the lines they share side by side."""
     if found is None:
         return [] if meta and meta.get("shard", WHOLE) != WHOLE else [
             "", "## Code that looks alike", "", "Not checked (--no-similarity)."]
     lines = ["", "## Code that looks alike", ""]
     if not found["checked"]:
         return lines + ["Not checked: %s. The class was graded all the same." % found["why"]]
-    by_sim = found.get("by_sim", True)
-    lines.append("Each lab's own code (its lines that are neither the lesson's nor the handed-out template's, "
-                 "compared with names, numbers and strings alike) was compared with every other's %sin a canonical "
-                 "form that sees through cheap disguises (names, types, braces, statements that do nothing, their "
-                 "order): %d labs had enough of it to compare (%d tokens or more). %s"
-                 "A hint to look at them side by side, never a verdict: the grades are not changed." % (
-                     "by Debian's similarity tester, sim_c++, and again " if by_sim else "", found["compared"],
-                     similarity.OWN, "" if by_sim else "Runs of tokens were not compared as well: %s. " % found["why"]))
-    # (its time is in class.json: the summary of one class graded twice, or in shards and merged,
-    # is the same text)
+    lines.append("Each lab's own code (its lines that are neither the lesson's nor the handed-out template's, nor "
+                 "code the lesson's comments spell out) was compared with every other's: line by line, and statement "
+                 "by statement in two forms that see through cheap disguises (names, types, temporaries, one-line "
+                 "helpers, braces, order; LibTorch's spellings of one operation). What two labs share is weighed by "
+                 "how many labs wrote the same (%d compared): a pair is named only when students who worked alone "
+                 "would share as much with a chance below 1 in %d over a class of this size. A hint to look at them "
+                 "side by side, never a verdict: the grades are not changed." % (
+                     found["compared"], round(1 / similarity.CHANCE)))
+    # (no time in it: the summary of one class graded twice, or in shards and merged, is the
+    # same text)
+    if found.get("left_out"):
+        lines += ["", "Left out of the comparison, with more than %d tokens of code of their own (not parsed): %s." % (
+            similarity.MAX_OWN, ", ".join(md(n) for n in found["left_out"]))]
     lines.append("")
     if not found["pairs"]:
-        return lines + ["None: no two labs share most of their own code."]
+        return lines + ["None: no two labs share what students who worked alone would not."]
+    lines += ["Side by side, in a browser: similar.html, beside this summary.", ""]
     groups = similarity.groups(found["pairs"])
-    for g in (g for g in groups if len(g) > 2):  # many labs alike: one line, not every pair
+    for g in (g for g in groups if len(g) > 2):  # many labs alike: one line, then each pair
         inside = [p for p in found["pairs"] if p["a"] in g and p["b"] in g]
-        shares = [x for p in inside for x in (p["a_share"], p["b_share"]) if x]
-        lines.append("- a group of %d labs whose own code looks alike (%d pairs, %d%% to %d%% of one's own code in "
-                     "the other's): %s" % (len(g), len(inside), min(shares), max(shares), ", ".join(md(n) for n in sorted(g))))
-    for p in (p for p in found["pairs"] if any(len(g) == 2 and p["a"] in g for g in groups)):
-        said = []
-        if p["a_share"]:
-            said.append("%d%% of %s's own code is in %s's" % (p["a_share"], md(p["a"]), md(p["b"])))
-        if p["b_share"]:
-            said.append("%d%% of %s's own code is in %s's" % (p["b_share"], md(p["b"]), md(p["a"])))
-        lines.append("- %s and %s%s: %s (lines %s of %s's, %s of %s's)" % (
-            md(p["a"]), md(p["b"]), " (an earlier term's)" if p.get("earlier") else "", "; ".join(said),
-            p["a_lines"] or "?", md(p["a"]), p["b_lines"] or "?", md(p["b"])))
+        lines.append("- a group of %d labs that share what students who worked alone would not (%d pairs named): %s"
+                     % (len(g), len(inside), ", ".join(md(n) for n in sorted(g))))
+    for p in found["pairs"]:
+        rare = "%d of them written by no one else in the class" % p["rare"] if p["group"] == 2 else \
+            "%d of them written by no one outside its group of %d" % (p["rare"], p["group"])
+        lines.append("- %s and %s%s: share %d lines, %s (%d%% of %s's own lines, %d%% of %s's); by chance, in "
+                     "fewer than 1 class in 10^%.1f" % (
+                         md(p["a"]), md(p["b"]), " (an earlier term's)" if p.get("earlier") else "", len(p["shared"]),
+                         rare, p["a_share"], md(p["a"]), p["b_share"], md(p["b"]), p["evidence"]))
+        for s in p["shared"][:SHARED_SHOWN]:
+            lines.append("    - %s line %d `%s` | %s line %d `%s` (%s)" % (
+                md(p["a"]), s["a_line"], s["a_text"].replace("`", "'"), md(p["b"]), s["b_line"],
+                s["b_text"].replace("`", "'"), "no one else" if s["others"] == 0 else "%d others" % s["others"]))
+        if len(p["shared"]) > SHARED_SHOWN:
+            lines.append("    - and %d more lines (class.json has them all)" % (len(p["shared"]) - SHARED_SHOWN))
     return lines
+
+
+SHARED_SHOWN = 8  # shared lines of a pair shown side by side in the summary
 
 
 def cases_line(meta):
@@ -346,6 +360,8 @@ def write(folder, rows, meta, exports=()):
     for export in exports:
         summary += "\n".join(plain(line, keep="") for line in export_lines(folder, export, rows)) + "\n"
     files.write_text(os.path.join(folder, "summary.md"), summary)
+    if meta.get("shard", WHOLE) == WHOLE:  # (a shard's comes at --merge, with the whole class)
+        files.write_text(os.path.join(folder, "similar.html"), similar_page.page(meta.get("similarity")))
     with files.written(os.path.join(folder, "class.json")) as f:
         json.dump(dict(meta, shard=shard_text(meta["shard"]), rows=[r.to_json() for r in rows]), f, indent=1)
     return summary, sum(1 for r in rows if r.status == Status.GRADER_ERROR)

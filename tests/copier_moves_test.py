@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The similarity check's canonical form (grader/canonical.py) against the copier's moves, one
-at a time and all at once, without sim_c++ and without grading: what similarity.own_code keeps
-of each lab, in canonical form, compared as the class grader compares it.
+at a time and all at once, without grading: what similarity.own_code keeps of each lab, weighed
+as the class grader weighs it (similarity.look_alike).
 
 usage: copier_moves_test.py
 
@@ -9,8 +9,8 @@ Two students wrote code of their own: orla (einsum, an integer mask, softmax wri
 broadcast sum: written_another_way_test's forms) and uma (two helper functions of her own, one
 for the scaled scores, one for the softmax, called from the STEPs). Each move below, a line of
 sed or a minute's editing, is made on a copy, and the copy is compared with the original in a
-class of honest labs (bench/run's thirty, the starter as handed out, the lesson, and the other
-student). Expected, from how each copy was made: the copy and its original are listed as a
+class of honest labs (thirty students who each wrote STEPs 3 to 6 alone, honest_class.py; the
+starter as handed out, the lesson, and the other student). Expected, from how each copy was made: the copy and its original are listed as a
 pair, and no one else; and every copy of uma with uma in one class is one group.
 
 Moves seen (docs/instructors.md, "Copies behind disguises"): every name changed; a statement
@@ -25,14 +25,14 @@ import re
 import sys
 
 import checklist
-import make_class
+import honest_class
 import make_starter
 import project
 import similar_code_test
 import written_another_way_test
 
+SEED = 20261207  # the honest class's draw
 sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-import canonical  # noqa: E402
 import similarity  # noqa: E402
 
 UMA_HELPERS = """// Scores of every query with every key, scaled by the square root of the head size.
@@ -128,12 +128,11 @@ def helpers_swapped_and_renamed(text):
 
 
 def pairs_in(labs, template):
-    """The pairs canonical.compare lists in a class of labs ({name: text}), as the class grader
-    makes its own code (similarity.own_code) and leaves out labs of too little own code."""
-    own = {name: similarity.own_code(text, template) for name, text in labs.items()}
-    forms = [(name, canonical.statements(o)) for name, o in own.items() if similarity.tokens(o) >= similarity.OWN]
-    return [({p["a"], p["b"]}, {p["a"]: p["a_share"], p["b"]: p["b_share"]})
-            for p in canonical.compare(forms, [], similarity.SHARE)]
+    """The pairs similarity.look_alike names in a class of labs ({name: text}), as the class
+    grader makes their own code (similarity.own_code): [({a, b}, {a: a's share, b: b's})]."""
+    found = similarity.look_alike([(name, similarity.own_code(text, template)) for name, text in labs.items()],
+                                  (), template)
+    return [({p["a"], p["b"]}, {p["a"]: p["a_share"], p["b"]: p["b_share"]}) for p in found["pairs"]]
 
 
 def main(argv):
@@ -146,7 +145,7 @@ def main(argv):
     template = similarity.template_keys([lesson, starter])
     orla = written_another_way_test.written(lesson, written_another_way_test.OTHERS["integer_mask_and_other_operations"])
     originals = {"orla": orla, "uma": uma(lesson)}
-    honest = {"student%02d" % n: make_class.lab_text(kind) for n, kind in enumerate(make_class.BENCH)}
+    honest = honest_class.honest_class(30, SEED)  # thirty students who each wrote STEPs 3 to 6 alone
     honest.update({"starter_as_given": starter, "lesson": lesson})
 
     found = pairs_in({**honest, **originals}, template)
@@ -176,15 +175,16 @@ def main(argv):
             if original == "uma":
                 copies[name] = copy
             found = pairs_in({**honest, **originals, name: copy}, template)
-            checks.append(("%s's copy with %s: listed with %s, all its own code in hers, no one else listed"
-                           % (original, move, original),
-                           [p for p, _ in found] == [{original, name}] and found[0][1][name] == 100, found))
+            checks.append(("%s's copy with %s: listed with %s, three in four of the lines of one of them or more in "
+                           "the other's, no one else listed" % (original, move, original),
+                           [p for p, _ in found] == [{original, name}] and max(found[0][1].values()) >= 75, found))
     found = pairs_in({**honest, **originals, **copies}, template)
     found = [p for p, _ in found]
     group = set().union(*found) if found else set()
-    checks.append(("all %d copies of uma in one class with her: every pair among the copies and uma is listed, one "
-                   "group, no honest student in it" % len(copies),
-                   group == {"uma"} | set(copies) and len(found) == (len(copies) + 1) * len(copies) // 2,
+    alone = [c for c in copies if not any(c in p for p in found)]
+    checks.append(("all %d copies of uma in one class with her: each named with uma or another copy, one group, no "
+                   "honest student in it" % len(copies), group == {"uma"} | set(copies) and not alone
+                   and len(similarity.groups([{"a": min(p), "b": max(p)} for p in found])) == 1,
                    sorted(sorted(p) for p in found)))
     return checklist.report(checks)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""grade_class.py's summary lists the labs whose students' own code looks alike (grader/
-similarity.py, with Debian's sim_c++): a hint, never a verdict, never a grade changed.
+"""grade_class.py's summary names the labs whose students' own code shares what students who
+worked alone would not (grader/similarity.py): a hint, never a verdict, never a grade changed.
 
 usage: similar_code_test.py BUILD WORK_DIR
 
@@ -9,17 +9,14 @@ known mistakes made alike by several students, a compile error, a crash, a hang)
 who handed in the starter as it was given, and two students with code of their own (an integer
 mask, where, softmax written out, a broadcast sum), one a copy of the other with every name
 changed, its layout and comments changed. Expected, from how the labs were made: exactly that
-pair is listed, with its shares and lines; the starter's text and the labs that share the lesson
-or a one-line mistake match no one; the grades are those of the class without the check. The
-copier graded alone beside an earlier term that holds the original: listed as an earlier term's.
-Copies behind cheap disguises, each a line of sed (canonical.py): a dead statement after each
-line, statements reordered, auto and a dead statement before each line, and the renamed copy,
-all with the original in one class: one group of the five, no honest student named; each alone
-beside the original: the pair listed.
---no-similarity says the check was left out; without sim_c++ on PATH (Debian 13, or hidden) the
-canonical form alone lists the copier and the summary says why sim_c++ did not run; where
-sim_c++ is missing every check is of the canonical form alone. Prints OK or NOT OK for each
-promise.
+pair is named, with its shares and the lines it shares side by side; the starter's text and the
+labs that share the lesson or a one-line mistake match no one; the grades are those of the class
+without the check. Copies behind cheap disguises: a dead statement after each line, statements
+reordered, auto and a dead statement before each line, and the renamed copy, all with the
+original in one class: one group of the five, no honest student named. The copier graded with
+one classmate beside an earlier term that holds the original and the rest of the class: named
+with the earlier term's original. A class of three: not compared, and the summary says why.
+--no-similarity says the check was left out. Prints OK or NOT OK for each promise.
 """
 import csv
 import os
@@ -93,12 +90,9 @@ def write_class(folder, labs):
             f.write(text)
 
 
-def grade(build, folder, grades, *options, hide_sim=False):
-    """Grades a class; with hide_sim, in a mount namespace where sim_c++ is not a program (as root)."""
+def grade(build, folder, grades, *options):
+    """Grades a class: (the finished process, the summary's section on code that looks alike)."""
     command = [sys.executable, GRADE_CLASS, "--draw", "7", "--build", build] + list(options) + [folder, grades]
-    if hide_sim:
-        command = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                   'mount --bind /dev/null "$(command -v sim_c++)" && exec "$@"', "sh"] + command
     done = subprocess.run(command, capture_output=True, text=True)
     section = done.stdout.split("## Code that looks alike", 1)[1].split("\n## ", 1)[0] \
         if "## Code that looks alike" in done.stdout else ""
@@ -115,9 +109,6 @@ def main(argv):
     os.chmod(work, 0o755)
     with open(os.path.join(project.ROOT, "lab04_attention.cpp")) as f:
         lesson = f.read()
-    sim = shutil.which("sim_c++")  # Debian 13 does not package it: the canonical form alone
-    if not sim:
-        print("(sim_c++ is not installed here: every check below is of the canonical form alone)")
     own = written_another_way_test.written(lesson, written_another_way_test.OTHERS["integer_mask_and_other_operations"])
     labs = {"student%02d" % n: make_class.lab_text(kind) for n, kind in enumerate(make_class.BENCH)}
     labs["starter_as_given"] = make_starter.make_lab(lesson, make_starter.DEFAULT_BLANKS)[0]
@@ -126,12 +117,18 @@ def main(argv):
     done, section = grade(build, os.path.join(work, "class"), os.path.join(work, "grades"))
     pairs = re.findall(r"^- (\S+) and (\S+)( \(an earlier term's\))?: (.*)$", section, re.M)
     checks = [("the class of %d is graded (exit 0)" % len(labs), done.returncode == 0, done.stderr[-800:]),
-              ("exactly one pair is listed: orla and otto (the copy with every name changed), with the share of "
-               "each one's own code in the other's and the lines",
-               [set(p[:2]) for p in pairs] == [{"orla", "otto"}] and re.search(r"\d+% of \w+'s own code is in", section)
-               and "lines " in section, section or done.stdout[-1500:]),
+              ("exactly one pair is named: orla and otto (the copy with every name changed), with the share of "
+               "each one's own lines in the other's and the lines they share side by side",
+               [set(p[:2]) for p in pairs] == [{"orla", "otto"}] and re.search(r"\d+% of \w+'s own lines", section)
+               and re.search(r"^    - orla line \d+ `.+` \| otto line \d+ `.+` \(", section, re.M) is not None,
+               section or done.stdout[-1500:]),
               ("the section says it is a hint, never a verdict, and that grades are not changed",
                "never a verdict" in section and "not changed" in section, section)]
+    page = os.path.join(work, "grades", "similar.html")
+    text = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
+    checks.append(("GRADES/similar.html names the pair, orla's and otto's shared lines side by side",
+                   re.search(r"<h2[^>]*>(orla and otto|otto and orla)", text) is not None and text.count("<tr") > 2,
+                   text[:600] or "no similar.html"))
     with open(os.path.join(work, "grades", "grades.csv"), newline="") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     checks.append(("orla and otto are graded as any lab (7/7: their code is right), the starter as given 2/7",
@@ -157,34 +154,26 @@ def main(argv):
     checks.append(("the disguised copies compile and are graded as any lab (7/7)",
                    all(rows.get(n, {}).get("score") == "7" for n in ("pip", "rex", "sal")),
                    {n: rows.get(n, {}).get("status") for n in ("pip", "rex", "sal")}))
-    for name in ("pip", "rex", "sal"):  # each alone beside the original: listed as a pair
-        write_class(os.path.join(work, "pair-" + name), {"orla": own, name: disguised[name], "hal": lesson})
-        done, section = grade(build, os.path.join(work, "pair-" + name), os.path.join(work, "grades-pair-" + name))
-        pairs = re.findall(r"^- (\S+) and (\S+)( \(an earlier term's\))?: (.*)$", section, re.M)
-        checks.append(("%s alone beside the original: the pair is listed, with its shares and lines" % name,
-                       [set(p[:2]) for p in pairs] == [{"orla", name}], section or done.stderr[-800:]))
+    # Three labs: too few to tell what is rare among students who work alone.
+    write_class(os.path.join(work, "three"), {"orla": own, "pip": disguised["pip"], "hal": lesson})
+    done, section = grade(build, os.path.join(work, "three"), os.path.join(work, "grades-three"))
+    checks.append(("a class of three: graded, and the summary says the labs were not compared, too few to tell what is "
+                   "rare", done.returncode == 0 and "Not checked" in section and "too few" in section,
+                   section or done.stderr[-800:]))
 
-    # An earlier term that holds the original; this term, the copier alone.
-    write_class(os.path.join(work, "earlier"), {"orla": own})
+    # An earlier term that holds the original and the rest of the class; this term, the copier
+    # and one classmate.
+    write_class(os.path.join(work, "earlier"), {n: t for n, t in labs.items() if n != "otto"})
     write_class(os.path.join(work, "term2"), {"otto": copied(own), "hal": lesson})
     done, section = grade(build, os.path.join(work, "term2"), os.path.join(work, "grades2"), "--similar-to",
                           os.path.join(work, "earlier"))
-    checks.append(("beside an earlier term's labs (--similar-to), the copier is listed with the earlier term's "
-                   "original", done.returncode == 0 and re.search(r"^- otto and orla \(earlier\) \(an earlier term's\)",
-                                                                  section, re.M) is not None, section or done.stderr[-800:]))
+    checks.append(("beside an earlier term's labs (--similar-to), the copier is named with the earlier term's "
+                   "original", done.returncode == 0 and re.search(r"^- (otto and orla \(earlier\)|orla \(earlier\) and "
+                                                                  r"otto) \(an earlier term's\)", section, re.M)
+                   is not None, section or done.stderr[-800:]))
     done, section = grade(build, os.path.join(work, "term2"), os.path.join(work, "grades3"), "--no-similarity")
     checks.append(("--no-similarity: graded, and the summary says the check was left out",
                    done.returncode == 0 and "Not checked (--no-similarity)." in section, section or done.stderr[-800:]))
-    if sim and (os.geteuid() != 0 or subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0):
-        print("(the class without sim_c++ is not tried: it needs root and a mount namespace, to hide the program)")
-        return checklist.report(checks)
-    done, section = grade(build, os.path.join(work, "term2"), os.path.join(work, "grades4"), "--similar-to",
-                          os.path.join(work, "earlier"), hide_sim=bool(sim))
-    checks.append(("without sim_c++: the class is graded (exit 0), the summary says sim_c++ did not run and why, and the "
-                   "canonical form still lists the copier with the earlier term's original",
-                   done.returncode == 0 and "canonical form" in section and "not compared as well: sim_c++" in section
-                   and "not installed" in section and re.search(r"^- otto and orla \(earlier\)", section, re.M) is not None,
-                   section or done.stderr[-800:]))
     return checklist.report(checks)
 
 

@@ -1,78 +1,108 @@
 #!/usr/bin/env python3
-"""bench/similarity.py: what the class summary's similarity check costs for a class of N labs.
+"""bench/similarity.py: what the class summary's similarity check names, and what it costs.
 
-  bench/similarity.py N     N labs (default 1000): prints the seconds each part took
+  bench/similarity.py [CLASSES] [--into DOC]
 
-Each lab is the lesson with its names renamed as a student might (q as query, scores as att,
-...) and a dozen lines of its own (a helper, a check, a print), different in each lab; one
-pair is a copy with every name renamed again, which the check must find. The two parts are
-timed as the class grader runs them: each lab's own code (similarity.own_code, in the workers),
-then sim_c++ and the canonical form over the class (similarity.look_alike, once, in the main
-process). The own lines are
-of four shapes, which sim_c++ (names and numbers alike) finds in many labs: many pairs are listed,
-as they would be for a class whose students all wrote the same helpers; the times are the point.
-Three lines of each are chains of operations that few labs share, as a student's own lines
-mostly are: the canonical form's comparison (names alike, each pair on its own) pairs the labs
-that share one, and finds the copy by them where sim_c++ is not installed.
-Exit status: 0 when the copy is found, 1 when not.
+For classes of 30, 60 and 100 students who each wrote STEPs 3 to 6 alone, in the spellings
+students use (tests/honest_class.py, CLASSES draws of each size, default 10): how many honest
+students the check names in the class alone (its false positives), and, with five disguised
+copies of one lab added (renamed; split over temporaries; moved into a helper; reordered; a
+TODO(STEP n) comment on each copied line), how many honest students it names then, and how
+many copies it names with their original or another copy. The copied lab is one with three
+lines or more of its own (written by at most a tenth of the class); copies of a lab whose every
+line many students wrote cannot be told from honest work, and are not counted. Then the time of
+a class of 1,000 labs: each lab's own code (in the grader's workers) and the comparison (once).
+Prints a Markdown section; with --into, also puts it into DOC between its markers
+(<!-- similarity --> and <!-- end of similarity -->), or at its end. Exit status 0; 2 on bad
+arguments.
 """
 import os
-import random
+import re
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "grader"), os.path.join(HERE, "..", "checker")]
+sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "grader")]
+import honest_class  # noqa: E402
 import similarity  # noqa: E402
+import similarity_test  # noqa: E402
 
-NAMES = ["q", "k", "v", "scores", "weights", "out", "x", "tril"]
-
-
-def own_lines(rng, n):
-    """A dozen lines a student might add, different for each seed."""
-    lines = []
-    for i in range(12):
-        a, b = rng.choice(NAMES), rng.choice(NAMES)
-        lines.append(rng.choice([
-            "  auto check_%d_%d = %s.sum().item<float>() + %d;" % (n, i, a, rng.randint(0, 999)),
-            "  if (%s.size(0) != %s.size(0)) std::printf(\"mismatch %d at %d\\n\");" % (a, b, n, i),
-            "  for (int i%d = 0; i%d < %d; ++i%d) %s = %s * %d.0f;" % (i, i, rng.randint(1, 9), i, a, a, rng.randint(1, 5)),
-            "  std::printf(\"%s %d: %%f\\n\", %s.mean().item<float>());" % (a, n * 13 + i, b),
-        ]))
-    ops = ["exp", "sqrt", "t", "sum", "tril", "triu", "isinf", "isnan", "all", "max", "log_softmax", "softmax"]
-    for i in range(3):  # chains of operations: few labs write the same one (about 1 in 600 of each)
-        a, b = rng.choice(NAMES), rng.choice(NAMES)
-        lines.append("  auto chain_%d_%d = %s.%s().%s().%s() + %s.%s().%s();" % (
-            n, i, a, rng.choice(ops), rng.choice(ops), rng.choice(ops), b, rng.choice(ops), rng.choice(ops)))
-    return lines
+SIZES = (30, 60, 100)
+START, END = "<!-- similarity -->", "<!-- end of similarity -->"
 
 
-def lab(lesson, rng, n):
-    renames = {name: "%s_%d" % (name, rng.randint(0, 3)) for name in NAMES}
-    text = lesson
-    for old, new in renames.items():
-        text = text.replace(" %s " % old, " %s " % new)
-    cut = text.index("int main")
-    return text[:cut] + "void extra_%d() {\n%s\n}\n" % (n, "\n".join(own_lines(rng, n))) + text[cut:]
+def usage(why):
+    print("bench/similarity.py: %s (usage: bench/similarity.py [CLASSES] [--into DOC], CLASSES a whole number "
+          "from 1 to 100)" % why, file=sys.stderr)
+    return 2
+
+
+def measured(classes, lesson, keys):
+    rows = []
+    for students in SIZES:
+        alone = named = found = copies = 0
+        for seed in range(1, classes + 1):
+            labs = honest_class.honest_class(students, seed)
+            result = similarity_test.weighed(labs, keys)
+            alone += len({n for p in result["pairs"] for n in (p["a"], p["b"])})
+            labs, original, made = similarity_test.with_copies(students, seed, lesson, keys)
+            result = similarity_test.weighed(labs, keys)
+            group = made | {original}
+            named += len({n for p in result["pairs"] for n in (p["a"], p["b"])} - group)
+            found += sum(1 for c in made if any(c in (p["a"], p["b"]) and {p["a"], p["b"]} <= group
+                                                for p in result["pairs"]))
+            copies += len(made)
+        rows.append("| %d | %d | %d | %d | %d of %d |" % (students, classes, alone, named, found, copies))
+    return rows
+
+
+def timed(lesson, keys):
+    labs, _, _ = similarity_test.with_copies(1000, 1, lesson, keys)
+    started = time.monotonic()
+    own = [(name, similarity.own_code(text, keys)) for name, text in labs.items()]
+    own_seconds = time.monotonic() - started
+    started = time.monotonic()
+    similarity.look_alike(own, (), keys)
+    return len(labs), own_seconds, time.monotonic() - started
 
 
 def main(argv):
-    n = int(argv[0]) if argv else 1000
-    with open(os.path.join(HERE, "..", "lab04_attention.cpp")) as f:
-        lesson = f.read()
-    rng = random.Random(20261203)
-    labs = [lab(lesson, rng, i) for i in range(n - 1)]
-    labs.append(labs[0].replace("extra_0", "my_helper").replace("check_0_", "c_"))  # the copy
-    template = similarity.template_keys([lesson])
-    start = time.monotonic()
-    own = [("lab%04d" % i, similarity.own_code(text, template)) for i, text in enumerate(labs)]
-    own_seconds = time.monotonic() - start
-    found = similarity.look_alike(own)
-    copy = any({p["a"], p["b"]} == {"lab0000", "lab%04d" % (n - 1)} for p in found["pairs"])
-    print("%d labs: own code %.2f s, sim_c++ %s, canonical form %.2f s; %d pairs listed; the copy found: %s" % (
-        n, own_seconds, "%.2f s" % found["sim_seconds"] if found["by_sim"] else "did not run (%s)" % found["why"],
-        found["canonical_seconds"], len(found["pairs"]), "yes" if copy else "NO"))
-    return 0 if copy else 1
+    into = None
+    if "--into" in argv:
+        at = argv.index("--into")
+        if at + 1 >= len(argv):
+            return usage("--into takes a file")
+        into, argv = argv[at + 1], argv[:at] + argv[at + 2:]
+        if not os.path.isfile(into):
+            return usage("--into %r is not a file" % into)
+    if len(argv) > 1 or (argv and not re.fullmatch(r"[1-9]\d?|100", argv[0])):
+        return usage("bad arguments %r" % " ".join(argv))
+    classes = int(argv[0]) if argv else 10
+    lesson, keys = similarity_test.template()
+    rows = measured(classes, lesson, keys)
+    n, own_seconds, compare_seconds = timed(lesson, keys)
+    text = "\n".join([
+        START, "", "## Code that looks alike", "",
+        "Written by `bench/similarity.py %d` (in `bench/run`): classes of students who each wrote STEPs 3 to 6 "
+        "alone (`tests/honest_class.py`), each draw once alone and once with five disguised copies of one lab with "
+        "lines of its own." % classes, "",
+        "| students | classes | honest students named, the class alone | honest students named, with the copies "
+        "| copies named with their original or another copy |",
+        "| ---: | ---: | ---: | ---: | ---: |"] + rows + [
+        "",
+        "A class of %d labs: each lab's own code %.1f s (in the grader's workers), the comparison %.1f s (once)."
+        % (n, own_seconds, compare_seconds), "", END])
+    print(text)
+    if into:
+        with open(into) as f:
+            doc = f.read()
+        if START in doc and END in doc:
+            doc = doc[:doc.index(START)] + text + doc[doc.index(END) + len(END):]
+        else:
+            doc = doc.rstrip("\n") + "\n\n" + text + "\n"
+        with open(into, "w") as f:
+            f.write(doc)
+    return 0
 
 
 if __name__ == "__main__":

@@ -404,6 +404,24 @@ def oom_kills():
     return None
 
 
+def keep_leaky_softmax(work, runner):
+    """Copies lab04_leaky_softmax.so (the one beside the runner, engine.leaky_softmax) into the
+    sandbox's bin folder, where every sandbox's lab can read it; whether there was one."""
+    found = engine.leaky_softmax(runner)
+    if found:
+        os.makedirs(os.path.join(work, "bin"), exist_ok=True)
+        kept = os.path.join(work, "bin", engine.LEAKY_SOFTMAX)
+        shutil.copy(found, kept)
+        os.chmod(kept, 0o755)
+    return bool(found)
+
+
+def no_leaky_softmax():
+    """The Run of a case with leaky-softmax where the build has no lab04_leaky_softmax.so."""
+    return engine.not_started("%s is not built beside %s: cmake --build build --target %s" % (
+        engine.LEAKY_SOFTMAX, engine.PROGRAM, engine.PROGRAM))
+
+
 class Sandbox:
     def __init__(self, lab, module=None, runtime=None, hidden=()):
         """lab: the program to run; or, with module and runtime, the class grader's runner
@@ -431,6 +449,7 @@ class Sandbox:
         os.chmod(os.path.join(self.work, "bin"), 0o755)
         os.chmod(self.lab, 0o755)
         self.loads = []  # what the runner loads: the runtime, then the module
+        self.leaky = keep_leaky_softmax(self.work, found if module is None else lab)
         for name, path in (("liblab04_runtime.so", runtime), ("lab04_module.so", module)):
             if path:
                 shutil.copy(path, os.path.join(self.work, "bin", name))
@@ -620,8 +639,11 @@ class Sandbox:
             sandbox_users.remove_files_of(self.uid)
             sandbox_users.remove_ipc_of(self.uid)
 
-    def run(self, args, timeout, max_out, max_err):
-        """Runs the lab once, through the run engine; its engine.Run."""
+    def run(self, args, timeout, max_out, max_err, leaky=False):
+        """Runs the lab once, through the run engine; its engine.Run. leaky: with LibTorch's
+        softmax made to leak (a case of cases.py with leaky-softmax)."""
+        if leaky and not self.leaky:
+            return no_leaky_softmax()
         self._fresh_home()
         cmd, home = self._command(args, timeout)
         cmd = [shutil.which(cmd[0]) or cmd[0]] + cmd[1:]  # the engine executes a path
@@ -629,6 +651,7 @@ class Sandbox:
                                            "R%d" % max_err] + engine.fields_of_limits(self.limits(timeout))
         fields += ["E%s=%s" % kv for kv in self._env(home).items()]
         fields += self._out_of_sight()  # its leftovers, as a user's: every process of that user
+        fields += ["W" + self.seen(engine.LEAKY_SOFTMAX)] if leaky else []
         try:
             run = self.engine.ask(fields)
         except (OSError, ValueError, IndexError):

@@ -16,6 +16,15 @@ target_include_directories(lab04_stand_in PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 add_executable(lab04_runner ${CMAKE_CURRENT_LIST_DIR}/runner.cpp)
 lab_standard(lab04_runner)
 target_link_libraries(lab04_runner PRIVATE lab04_engine ${CMAKE_DL_LIBS})
+# lab04_leaky_softmax.so, beside lab04_runner: LibTorch's softmax made to break both checks of
+# STEP 7, loaded into a lab for one case of a grade (engine/leaky_softmax.cpp). The one part
+# here that compiles LibTorch's headers (five seconds); whatever builds the runner builds it.
+add_library(lab04_leaky_softmax MODULE ${CMAKE_CURRENT_LIST_DIR}/leaky_softmax.cpp)
+lab_standard(lab04_leaky_softmax)  # (a module: no precompiled header of the lab's fits it)
+target_link_libraries(lab04_leaky_softmax PRIVATE ${TORCH_LIBRARIES})
+set_target_properties(lab04_leaky_softmax PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
+                      $<TARGET_FILE_DIR:lab04_runner>)
+add_dependencies(lab04_runner lab04_leaky_softmax)
 # What the class grader reads of this build (grader/whole_class.py): it builds lab04_runner and
 # lab04_module (the lab as a module; lab04_runtime is LibTorch with its headers' inline code),
 # then compiles each student's lab with the module's own compile command, which

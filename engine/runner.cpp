@@ -22,6 +22,9 @@
 //   H<home folder>  T<wall-time limit, ms>  O<max stdout bytes>  R<max stderr bytes>
 //   L<resource>=<limit> (as, nproc, fsize, cpu, core, stack)  E<NAME=value>
 //   A<argument> (a module's, after the program's name, in order)
+//   W<library> a library of the grader's loaded into the lab's process before the lab (a
+//     module: dlopen; a program: LD_PRELOAD), where the lab's user can read it: the one case of
+//     a grade whose softmax is made to leak (engine/leaky_softmax.cpp)
 //   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
 //   With U (as root), the run's mounts are its own (own_mounts, the one place a sandbox's
 //   mounts are made): each of the following fields makes a mount namespace for the run.
@@ -83,6 +86,7 @@ struct Job {
   bool own_proc = false;                                    // V
   bool new_student = false;                                 // N
   std::string scratch_size = "64m";                         // S
+  std::string library;                                      // W
   long wall_ms = 60000;
   size_t max_out = 4 << 20, max_err = 256 << 10;
   std::vector<std::pair<int, rlim_t>> limits;
@@ -125,6 +129,7 @@ bool read_job(Job& job) {
       case 'R': job.max_err = size_t(std::atoll(value.c_str())); break;
       case 'E': job.env.push_back(value); break;
       case 'A': job.args.push_back(value); break;
+      case 'W': job.library = value; break;
       case 'L': {
         size_t eq = value.find('=');
         int resource = engine::resource_named(value.substr(0, eq));
@@ -141,13 +146,16 @@ bool read_job(Job& job) {
 }
 
 // Calls the main of the lab's module in this process, and returns its status.
-int run_main(const std::string& module, const std::vector<std::string>& args) {
+int run_main(const std::string& module, const std::vector<std::string>& args,
+             const std::string& library) {
   std::vector<std::string> words = {"lab04_attention"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // as stdbuf -oL: a crash loses no finished line
+  if (!library.empty() && !dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    engine::refuse("load the grader's library");  // the grader's failure, not the lab's
   void* lab = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
   auto lab_main = lab ? reinterpret_cast<int (*)(int, char**)>(dlsym(lab, "main")) : nullptr;
   if (!lab_main) {
@@ -308,7 +316,11 @@ int become_the_lab(const Job& job) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) engine::refuse("set no_new_privs");
   clearenv();
   for (const std::string& e : job.env) putenv(const_cast<char*>(e.c_str()));
-  if (job.command.empty()) return run_main(job.module, job.args);
+  if (job.command.empty()) return run_main(job.module, job.args, job.library);
+  if (!job.library.empty()) {  // the loader skips a library it cannot read, and says so: not here
+    if (access(job.library.c_str(), R_OK) != 0) engine::refuse("read the grader's library");
+    setenv("LD_PRELOAD", job.library.c_str(), 1);
+  }
   std::vector<char*> argv;
   for (const std::string& w : job.command) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);

@@ -32,6 +32,7 @@ class Runner:
         # Each student's runs in a fresh child. Its environment is a minimal one, never the
         # grader's: a lab is forked from it, and a process's environment stays in its memory (on
         # its stack) whatever clearenv() does.
+        self.program = program
         self.engine = engine.Runner([program, runtime, "per-student"], engine.minimal_environment())
         self.uid, self.lock = sandbox_users.take_uid(program)
         self.places = sandbox.private_places()  # each run's own /tmp and the like, where possible
@@ -111,7 +112,9 @@ class ServedBox(sandbox.Sandbox):
             path = os.path.join(self.home, name)
             sandbox_users.remove_tree(path)
 
-    def run(self, args, timeout, max_out, max_err):
+    def run(self, args, timeout, max_out, max_err, leaky=False):
+        if leaky and not self.leaky:
+            return sandbox.no_leaky_softmax()
         if self.engine is None or self.engine.proc is None or self.engine.proc.poll() is not None:
             failed = self._start(timeout)
             if failed:
@@ -121,6 +124,7 @@ class ServedBox(sandbox.Sandbox):
                   "O%d" % max_out, "R%d" % max_err] + engine.fields_of_limits(self.limits(timeout))
         fields += ["K"] if self.mode in ("bwrap", "unshare") else []
         fields += ["E%s=%s" % kv for kv in self._env(self.inside_home).items()] + ["A" + a for a in args]
+        fields += ["W" + self.seen(engine.LEAKY_SOFTMAX)] if leaky else []
         try:
             run = self.engine.ask(fields)
         except (OSError, ValueError, IndexError):  # the lab killed its runner: this run is lost
@@ -150,6 +154,7 @@ class ForkedBox(sandbox.Sandbox):
         shutil.copy(module, self.lab)  # its user may load it, never change it
         os.chmod(os.path.join(self.work, "bin"), 0o755)
         os.chmod(self.lab, 0o755)
+        self.leaky = sandbox.keep_leaky_softmax(self.work, runner.program)
         self.home = os.path.join(self.work, "home")
         private = ("; each run in %s, with a /tmp and a home folder (%sB each) and System V IPC of its own%s" % (
                        sandbox.SEES, sandbox.SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
@@ -165,7 +170,9 @@ class ForkedBox(sandbox.Sandbox):
         # The same line without the user id, for a class's gradebook (where each worker has its own)
         self.isolation_of_any_student = line("a user id")
 
-    def run(self, args, timeout, max_out, max_err):
+    def run(self, args, timeout, max_out, max_err, leaky=False):
+        if leaky and not self.leaky:
+            return sandbox.no_leaky_softmax()
         self._fresh_home()
         fields = ["M" + self.lab, "U%d" % self.uid, "H" + self.home, "T%d" % int(timeout * 1000),
                   "O%d" % max_out, "R%d" % max_err] + engine.fields_of_limits(sandbox.limits(timeout))
@@ -174,6 +181,7 @@ class ForkedBox(sandbox.Sandbox):
             fields += ["P/tmp", "S" + sandbox.SCRATCH_SIZE] + (["V"] if self.runner.own_proc else [])
         fields += ["G" + p for p in self.runner.cgroup.procs]
         fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
+        fields += ["W" + os.path.join(self.work, "bin", engine.LEAKY_SOFTMAX)] if leaky else []
         run = self.runner.job(fields)
         self._clean_up()
         run.limit = self._limit(run.status, run.err)

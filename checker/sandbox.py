@@ -408,12 +408,16 @@ def keep_leaky_softmax(work, runner):
     """Copies lab04_leaky_softmax.so (the one beside the runner, engine.leaky_softmax) into the
     sandbox's bin folder, where every sandbox's lab can read it; whether there was one."""
     found = engine.leaky_softmax(runner)
-    if found:
+    if not found:
+        return False
+    try:
         os.makedirs(os.path.join(work, "bin"), exist_ok=True)
         kept = os.path.join(work, "bin", engine.LEAKY_SOFTMAX)
         shutil.copy(found, kept)
         os.chmod(kept, 0o755)
-    return bool(found)
+    except OSError:  # (a build this user cannot read: the case that needs it says so)
+        return False
+    return True
 
 
 def no_leaky_softmax():
@@ -568,9 +572,12 @@ class Sandbox:
             env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
         return env
 
-    def _command(self, args, timeout):
-        """The command that runs the lab in this sandbox, and its home folder as the lab sees it."""
-        line_by_line = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
+    def _command(self, args, timeout, leaky=False):
+        """The command that runs the lab in this sandbox, and its home folder as the lab sees it.
+        leaky: LibTorch's softmax made to leak in the lab (LD_PRELOAD, set just before the lab
+        and stdbuf, which adds its own: no program of the sandbox before them loads it)."""
+        line_by_line = (["env", "LD_PRELOAD=" + self.seen(engine.LEAKY_SOFTMAX)] if leaky else []) + \
+            (["stdbuf", "-oL"] if shutil.which("stdbuf") else [])
         limits = []  # set by the run engine, on the command's first process
         if self.mode == "user":  # the engine takes the user, and makes the mounts (_out_of_sight)
             return limits + line_by_line + [self.lab] + args, self.home
@@ -645,13 +652,12 @@ class Sandbox:
         if leaky and not self.leaky:
             return no_leaky_softmax()
         self._fresh_home()
-        cmd, home = self._command(args, timeout)
+        cmd, home = self._command(args, timeout, leaky)
         cmd = [shutil.which(cmd[0]) or cmd[0]] + cmd[1:]  # the engine executes a path
         fields = ["C" + w for w in cmd] + ["H" + self.home, "T%d" % int(timeout * 1000), "O%d" % max_out,
                                            "R%d" % max_err] + engine.fields_of_limits(self.limits(timeout))
         fields += ["E%s=%s" % kv for kv in self._env(home).items()]
         fields += self._out_of_sight()  # its leftovers, as a user's: every process of that user
-        fields += ["W" + self.seen(engine.LEAKY_SOFTMAX)] if leaky else []
         try:
             run = self.engine.ask(fields)
         except (OSError, ValueError, IndexError):

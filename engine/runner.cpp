@@ -22,9 +22,10 @@
 //   H<home folder>  T<wall-time limit, ms>  O<max stdout bytes>  R<max stderr bytes>
 //   L<resource>=<limit> (as, nproc, fsize, cpu, core, stack)  E<NAME=value>
 //   A<argument> (a module's, after the program's name, in order)
-//   W<library> a library of the grader's loaded into the lab's process before the lab (a
-//     module: dlopen; a program: LD_PRELOAD), where the lab's user can read it: the one case of
-//     a grade whose softmax is made to leak (engine/leaky_softmax.cpp)
+//   W<library> (with M) a library of the grader's loaded into the lab's process before the lab's
+//     module, where the lab's user can read it: the one case of a grade whose softmax is made to
+//     leak (engine/leaky_softmax.cpp). A program gets it from its command (checker/sandbox.py:
+//     env LD_PRELOAD=... just before the lab, so that no program of the sandbox before it loads it)
 //   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
 //   With U (as root), the run's mounts are its own (own_mounts, the one place a sandbox's
 //   mounts are made): each of the following fields makes a mount namespace for the run.
@@ -317,10 +318,6 @@ int become_the_lab(const Job& job) {
   clearenv();
   for (const std::string& e : job.env) putenv(const_cast<char*>(e.c_str()));
   if (job.command.empty()) return run_main(job.module, job.args, job.library);
-  if (!job.library.empty()) {  // the loader skips a library it cannot read, and says so: not here
-    if (access(job.library.c_str(), R_OK) != 0) engine::refuse("read the grader's library");
-    setenv("LD_PRELOAD", job.library.c_str(), 1);
-  }
   std::vector<char*> argv;
   for (const std::string& w : job.command) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);

@@ -5,7 +5,9 @@ the checker (and the class grader, the watch's verdict, the kit) takes the cases
 of the lesson and the limits of a run from here.
 
 A case is seed,tokens,embed,head, then optionally ,heads=N (N heads, each of size head),
-,no-scale and/or ,no-mask; the lab runs it with --digits 9 --verbose (arguments()), which
+,no-scale and/or ,no-mask, and ,leaky-softmax (no option of the lab's: its run loads
+engine/leaky_softmax.cpp, which makes LibTorch's softmax leak, so that both checks of STEP 7
+must say NO); the lab runs it with --digits 9 --verbose (arguments()), which
 prints every tensor of TENSORS in full, or, past SHOW_ALL rows or columns, its first and last
 SHOW_ENDS; with several heads, each head's under its "HEAD h of N" line.
 """
@@ -18,8 +20,15 @@ DEFAULT_CASES = ["3,4,6,6", "7,5,8,3,heads=2", "42,20,12,4", "0,1,1,1", "11,20,6
 # recomputed from what the lab printed for the step before it. These are public: a student's
 # own grade (check_lab.py --grade) uses them. An instructor's grade draws cases of the same
 # kinds anew (draw_grade_cases), which no student has seen.
+# The last two are twins: the same sizes, another seed, so that another x. A printed tensor
+# that a STEP takes as its input and that is the same in both was not computed from x: it is no
+# evidence for that STEP (grading.py). Their tokens are as many as the head's size, so that a
+# lab with a shape slip (q transposed instead of k; v times the weights) runs to its end there,
+# and its STEPs after the slip are judged. The last case's softmax leaks (leaky-softmax): where
+# every other case's weights pass both checks of STEP 7, its fail both, so that a STEP 7 written
+# in advance (`sums_ok = true;`) is wrong there.
 GRADE_CASES = ["3,4,6,6", "7,5,8,3", "0,1,1,1", "11,12,6,9,no-scale", "3,4,6,6,no-mask", "42,16,12,4",
-               "7,5,8,3,heads=2"]
+               "7,5,8,3,heads=2", "5,6,8,6", "9,6,8,6", "13,6,10,5,leaky-softmax"]
 STEP_NAMES = {1: "the input x", 2: "query, key and value", 3: "the scores", 4: "the causal mask",
               5: "softmax", 6: "the output", 7: "the two checks and the exit status"}
 STEPS = len(STEP_NAMES)  # the lesson's steps (STEP 8, joining several heads, is no step of a grade)
@@ -67,12 +76,13 @@ def parse_case(text):
     counts = [f[len("heads="):] for f in flags if f.startswith("heads=")]
     heads = int(counts[0]) if len(counts) == 1 and re.fullmatch(r"[1-9]\d?", counts[0]) else None
     if (len(fields) < 4 or seed < 0 or not all(1 <= n <= MAX_SIZE for n in (tokens, embed, head))
-            or any(f not in ("no-scale", "no-mask") and not f.startswith("heads=") for f in flags)
+            or any(f not in ("no-scale", "no-mask", "leaky-softmax") and not f.startswith("heads=") for f in flags)
             or (counts and not (heads and heads <= MAX_HEADS))):
         raise BadCase("bad case %r: expected seed,tokens,embed,head (sizes 1 to %d) optionally "
-                      "followed by ,heads=N (1 to %d), ,no-scale and/or ,no-mask" % (text, MAX_SIZE, MAX_HEADS))
+                      "followed by ,heads=N (1 to %d), ,no-scale, ,no-mask and/or ,leaky-softmax" % (
+                          text, MAX_SIZE, MAX_HEADS))
     return {"text": text, "seed": seed, "tokens": tokens, "embed": embed, "head": head, "heads": heads or 1,
-            "scale": "no-scale" not in flags, "mask": "no-mask" not in flags}
+            "scale": "no-scale" not in flags, "mask": "no-mask" not in flags, "leak": "leaky-softmax" in flags}
 
 
 def arguments(case):
@@ -188,12 +198,43 @@ def _several_heads(d):
     return _all_sizes_differ(d, ",heads=%d" % heads)
 
 
+def _tokens_as_head(d):  # T = HEAD, C another; kept for its twin
+    t = d.size(low=3, high=SHOW_ALL - 1)
+    c = d.size(besides=(t,))
+    d.twin = (d.seed(), t, c)
+    return "%d,%d,%d,%d" % (d.twin[0], t, c, t)
+
+
+def _twin(d):  # the case before, with another seed
+    first, t, c = d.twin
+    seed = d.seed()
+    while seed == first:
+        seed = d.seed()
+    return "%d,%d,%d,%d" % (seed, t, c, t)
+
+
+def twins(case_texts):
+    """The pairs of cases (their indexes) that differ only in their seed: each pair shows
+    whether what a lab printed changes with x."""
+    keys = {}
+    for i, text in enumerate(case_texts):
+        c = parse_case(text)
+        keys.setdefault((c["tokens"], c["embed"], c["head"], c["heads"], c["scale"], c["mask"], c["leak"]), []).append(
+            (c["seed"], i))
+    pairs = []
+    for found in keys.values():
+        found = sorted(set(found))
+        pairs += [(a[1], b[1]) for a, b in zip(found, found[1:]) if a[0] != b[0]]
+    return pairs
+
+
 # Each public grade case, and how a case of its kind is drawn: the same flags, the same sizes
 # equal or different, the same condensing (none).
 GRADE_KINDS = [("3,4,6,6", _same_shape), ("7,5,8,3", _all_sizes_differ), ("0,1,1,1", _one_token),
                ("11,12,6,9,no-scale", lambda d: _all_sizes_differ(d, ",no-scale")),
                ("3,4,6,6,no-mask", lambda d: _same_shape(d, ",no-mask")), ("42,16,12,4", _sixteen_tokens),
-               ("7,5,8,3,heads=2", _several_heads)]
+               ("7,5,8,3,heads=2", _several_heads), ("5,6,8,6", _tokens_as_head), ("9,6,8,6", _twin),
+               ("13,6,10,5,leaky-softmax", lambda d: _all_sizes_differ(d, ",leaky-softmax"))]
 
 
 def draw_grade_cases(seed):

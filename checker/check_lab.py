@@ -5,7 +5,7 @@ usage: check_lab.py [--timeout SECONDS] [--report FILE] [--json FILE] [--name PR
                     LAB [CASE ...]
        check_lab.py --grade [--points P1,...,P7] [--step N] [--gradescope FILE] [--draw SEED] LAB [CASE ...]
   LAB   a lab04_attention binary: the course's, or a student's edit of it
-  CASE  seed,tokens,embed,head, then optionally ,heads=N, ,no-scale and/or ,no-mask
+  CASE  seed,tokens,embed,head, then optionally ,heads=N, ,no-scale, ,no-mask and/or ,leaky-softmax
         (default: cases.py's DEFAULT_CASES, or GRADE_CASES with --grade)
   --timeout SECONDS  how long one run of the lab may take (default 60)
   --name PROGRAM     the lab as the report's command lines name it (default LAB): the tests

@@ -17,6 +17,7 @@ import compare
 import own_inputs
 import reference_attention
 import slips
+from cases import parse_case
 from mistakes import TRAPS
 
 SHAPES_TRAP = next(t for t in TRAPS if t[0] == "shapes cannot be multiplied")  # a product's order, maybe
@@ -41,7 +42,7 @@ class Explainer:
                 change.update(m["change"])
             self.cache[key] = reference_attention.attention(
                 c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
-                mistake={"change": change} if combo else None, heads=c["heads"], of_head=of_head)
+                mistake={"change": change} if combo else None, heads=c["heads"], of_head=of_head, leak=c["leak"])
         return self.cache[key]
 
     def shown(self, text, combo, name, of_head=0):
@@ -291,6 +292,12 @@ def after_right_numbers(cases):
                                                               verdict_words(printed), verdict_words(expected))
                  if got != want]
         said = " and ".join("%s said %s where these weights give %s" % w for w in wrong) or "printed another line"
+        if parse_case(c.text)["leak"]:
+            return [right + "what goes wrong is STEP 7: its check %s, so it did not judge the weights your steps made"
+                    % said,
+                    "           in case %s the grader made LibTorch's softmax leak: its weights do not add up to 1 and "
+                    "give weight to the future, and checks computed from the weights, as the lesson's are, say NO "
+                    "there" % c.text]
         return [right + "what goes wrong is STEP 7: its check %s, so it did not judge the weights your steps made"
                 % said,
                 "           STEP 7 of the lesson looks at the weights alone; one that checks them through STEP 4's "

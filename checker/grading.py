@@ -21,11 +21,14 @@ from cases import STEP_NAMES
 
 class Judged(NamedTuple):
     """One step in one case (or head): problem (what is wrong, None when right), why (when
-    right: None where the step's inputs were evidence, else own_inputs' Why they were not) and
-    reached (False for a step the run never got to: it stopped before, and problem says where)."""
+    right: None where the step's inputs were evidence, else own_inputs' Why they were not),
+    reached (False for a step the run never got to: it stopped before, and problem says where)
+    and unreadable (its tensor, or one it takes, printed so that it cannot be read: problem
+    says how; the step is not judged, and earns nothing)."""
     problem: object
     why: object = None
     reached: bool = True
+    unreadable: bool = False
 
 
 def judge_steps(result, case):
@@ -87,7 +90,7 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
     got = {name: blocks.get(name) for _, name, _ in cases.TENSORS}
     ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
                                         scale=case["scale"], mask=case["mask"], heads=case["heads"],
-                                        of_head=of_head)
+                                        of_head=of_head, leak=case["leak"])
     verdicts, unprinted = {}, set()
     last = max([n for n, t, _ in cases.TENSORS if isinstance(got[t], dict)] or [0])
     stop = "the lab stopped at STEP %s" % refused.step if refused else "the run stopped after STEP %d" % last
@@ -103,8 +106,12 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
                 verdicts[step] = Judged("the lab %s in this step" % stopped) if step == last + 1 and not refused \
                     else Judged(stop, reached=False)
             return
-        if block is None or isinstance(block, str):
-            problem = "%s %s" % (name, "was not printed" if block is None else block)
+        if isinstance(block, str):
+            verdicts[step] = Judged("its %s: %s" % (name, block), unreadable=True)
+            unprinted.add(step)
+            return
+        if block is None:
+            problem = "%s was not printed" % name
             unprinted.add(step)
         elif on and (on.judged is None or not bool(on.judged.any())):
             problem = None  # nothing it printed can be compared (or computed): no evidence either way
@@ -133,23 +140,39 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
                                     % (refused.name, step, said))
         if not any(line.startswith("STEP 7") for line in out):
             verdicts[7] = Judged(stop, reached=False)
-    if 7 in on and not (refused and verdicts.get(7)):
-        verdicts[7] = judge_step_7(out, on[7], status, want, fused_disagrees)
+    for step, names in own_inputs.STEP_INPUTS.items():  # what it takes cannot be read: not judged
+        unread = [n for n in names if isinstance(got[n], str)]
+        if unread and not (verdicts.get(step) and verdicts[step].problem):
+            verdicts[step] = Judged("the %s it takes: %s" % (unread[0], got[unread[0]]), unreadable=True)
+    if 7 in on and not (refused and verdicts.get(7)) and not (verdicts.get(7) and verdicts[7].unreadable):
+        if stopped and not any(line.startswith("STEP 7") for line in out):  # it stopped in STEP 6
+            verdicts[7] = Judged(stop, reached=False)
+        else:
+            verdicts[7] = judge_step_7(out, on[7], status, want, fused_disagrees, case["leak"])
     if stopped:  # what it never got to
         for step in cases.STEP_NUMBERS:
             verdicts.setdefault(step, Judged(stop, reached=False))
     return verdicts
 
 
-def judge_step_7(out, on, status, want, fused_disagrees):
+# Said with a wrong STEP 7 in a case whose softmax leaks (cases.py's leaky-softmax).
+LEAKS = " (in this case the grader made LibTorch's softmax leak: the weights it printed do not add up to 1 " \
+        "and give weight to the future, and checks computed from them say so)"
+
+
+def judge_step_7(out, on, status, want, fused_disagrees, leak=False):
     """STEP 7: the verdicts printed are right for the weights printed (on: own_inputs.step7),
-    and the exit status follows every head's."""
+    and the exit status follows every head's. leak: the case's softmax leaks (LEAKS)."""
     right = [compare.verdict_line(a, b) for a in sorted(on.expected[0], reverse=True)
              for b in sorted(on.expected[1], reverse=True)]
     printed = [line for line in out if line.startswith("STEP 7")]
+    if len(set(printed)) > 1:  # every verdict printed: one of them is right whatever the weights
+        return Judged("printed %d different STEP 7 lines (%s), where one head has one verdict" % (
+            len(set(printed)), " and ".join(repr(line[:100]) for line in sorted(set(printed))[:2])))
     if not any(line in out for line in right):
-        return Judged("printed %r, right for its weights: %s" % (
-            printed[0][:100] if printed else "no STEP 7 line", " or ".join(repr(line) for line in right)))
+        return Judged("printed %r, right for its weights: %s%s" % (
+            printed[0][:100] if printed else "no STEP 7 line", " or ".join(repr(line) for line in right),
+            LEAKS if leak and right != [compare.verdict_line(True, True)] else ""))
     if status != want:
         return Judged("exit status %s, expected %d for its verdicts%s" % (
             status, want, " (its fused attention disagrees)" if fused_disagrees else ""))
@@ -195,33 +218,47 @@ class Lost(NamedTuple):
 
 def grade_steps(results):
     """{step: None when it earns its points, else a Lost} over the results of compare.judge.
-    A step earns them when it is right in every case it was judged in, reached in every case,
-    and its inputs were evidence (own_inputs.py) in at least one of them; where they never
-    were, it is "not judged", with why in the words of the first case whose inputs, not the
-    case itself, say why. Wrong in a case comes first, then not reached (the run stopped
-    before it). A step judged in no case was "never printed"."""
-    grades, evidence, whys, unreached = {}, set(), {}, {}
-    for r in results:
+    A step earns them when it is right in every case it was judged in, reached in one case at
+    least, and its inputs were evidence (own_inputs.py) in at least one of them, and never made
+    up: the same in a pair of twins (cases.twins: the same sizes, another x) where they were
+    evidence. Where they never were evidence, or were made up, it is "not judged", with why (in
+    the words of the first case whose inputs, not the case itself, say why). Wrong in a case
+    comes first; then never reached (the run stopped before it in every case: a step after a
+    shape slip is judged where the lab ran to it); a step judged in no case was "never
+    printed"."""
+    grades, evidence, whys, unreached, reached = {}, set(), {}, {}, set()
+    evidence_in = [set() for _ in results]  # the steps each case was evidence for
+    for i, r in enumerate(results):
         case = cases.parse_case(r.text)
         for step, judged in judge_steps(r, case).items():
+            if judged.problem and judged.unreadable:  # not judged there, and so not earned
+                if grades.get(step) is None:  # the first case that costs it the points says why
+                    grades[step] = Lost(r.text, "not judged: in case %s, %s" % (r.text, judged.problem), NOT_JUDGED)
+                continue
             if judged.problem and judged.reached:
-                if grades.get(step) is None or grades[step].kind != WRONG:  # the first case where it is wrong
+                if grades.get(step) is None:  # the first case where it is wrong
                     grades[step] = Lost(r.text, judged.problem, WRONG)
                 continue
             if grades.get(step) is None:
                 grades[step] = None
             if judged.problem:
                 unreached.setdefault(step, Lost(r.text, judged.problem, NOT_REACHED))
-            elif judged.why is None:
+                continue
+            reached.add(step)
+            if judged.why is None:
                 evidence.add(step)
+                evidence_in[i].add(step)
             elif step not in whys or (whys[step].kind in own_inputs.OF_THE_CASE
                                       and judged.why.kind not in own_inputs.OF_THE_CASE):
                 whys[step] = judged.why
+    made_up = inputs_made_up(results, evidence_in)
     for step in cases.STEP_NUMBERS:
         if step not in grades:
             grades[step] = Lost(EVERY_CASE, NEVER_PRINTED, NEVER_PRINTED)
-        elif grades[step] is None and step in unreached:
+        elif grades[step] is None and step not in reached and step in unreached:
             grades[step] = unreached[step]
+        elif grades[step] is None and step in made_up:
+            grades[step] = Lost(EVERY_CASE, "not judged: %s" % own_inputs.words(step, made_up[step]), NOT_JUDGED)
         elif grades[step] is None and step not in evidence:
             grades[step] = Lost(EVERY_CASE, "not judged: %s" % own_inputs.words(step, whys[step]), NOT_JUDGED)
     # A starter's blank: the run stops at the first step not written yet.
@@ -232,6 +269,34 @@ def grade_steps(results):
                 grades[step] = Lost(EVERY_CASE, "not written yet" if step == blank else
                                     "not reached: the run stops at STEP %d, not written yet" % blank, NOT_WRITTEN)
     return grades
+
+
+def inputs_made_up(results, evidence_in):
+    """{step: an own_inputs.Why of NOT_FROM_X} for each of STEP 3 to 7 whose inputs were the
+    same in a pair of twins (cases.twins) where, in both, they were evidence: inputs that can
+    tell right code from wrong do not stay the same for another x unless they were made up to
+    fit, whatever the step printed from them. (Inputs that are no evidence, such as the scores
+    of zeros that an honest mistake makes for every x, are no sign of it; nor is anything of a
+    lab whose own printed x stayed the same, as a seed of its own makes it.) evidence_in: for
+    each result, the steps it was evidence for."""
+    blocks = [(r.heads[0].parsed if r.heads else r.parsed) or {} for r in results]
+    found = {}
+    for a, b in cases.twins([r.text for r in results]):
+        lesson = [reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"],
+                                                mask=c["mask"], heads=c["heads"], of_head=0, leak=c["leak"])
+                  for c in (cases.parse_case(results[a].text), cases.parse_case(results[b].text))]
+        if own_inputs.stayed("x", blocks[a], blocks[b], *lesson) is not False:
+            continue  # the lab's own x is the same in both (a seed of its own): nothing to tell
+        for step in own_inputs.STEP_INPUTS:
+            if step in found or step not in evidence_in[a] & evidence_in[b]:
+                continue
+            if step == 6 and not (own_inputs.informative_weights(blocks[a].get("weights"))
+                                  and own_inputs.informative_weights(blocks[b].get("weights"))):
+                continue  # equal or one-hot weights are the same for every x, whoever made them
+            names = own_inputs.not_from_x(step, blocks[a], blocks[b], *lesson)
+            if names:
+                found[step] = own_inputs.Why(own_inputs.NOT_FROM_X, names)
+    return found
 
 
 def steps_wrong_in_themselves(results):

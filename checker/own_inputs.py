@@ -22,10 +22,16 @@ give rows of v back. For each step this module gives:
             the scores copied (already -inf above the diagonal; and every case of --no-mask);
     STEP 5  in each row, equal weights over the scores the mask keeps, or a single weight of 1
             (a row is evidence when two or more weights are above the tolerance, not all equal);
+            the exponentials of the masked scores, where they add up to 1 in every row already
+            (masked scores that are the logarithms of weights made first);
     STEP 6  zeros; in each row, a row of v (one-hot weights, or v's rows all alike);
     STEP 7  a line written in advance: evidence only on weights with a row that is evidence in
             STEP 5's sense, and where NaN does not decide a check (NaN makes YES and NO right).
   One token is no evidence for STEP 4 to 7: it has no future to mask and a weight of 1.
+- not_from_x(): over two cases that differ only in their seed (cases.twins), the inputs of a
+  step the lab printed the same in both: not computed from x. Where they were evidence in both,
+  they were made up to fit (weights from a formula of T, their logarithms printed as the scores
+  before them): the step is no evidence in any case (grading.py).
 
 A step earns its points when it is right wherever it is judged and evidence in at least one
 case (grading.py). Where a step's inputs are the lesson's, every entry is judged, as the lesson's
@@ -37,11 +43,16 @@ import torch
 
 import cases
 import compare
+import reference_attention
 
 # Why a judged part is no evidence: kinds that come from the lab's inputs, then two that come
 # from the case itself (no lab can make those evidence: grading.py prefers the others' words).
-NO_NUMBERS, MISFIT, ZEROS, TINY, CONSTANT, COPY, EVEN_OR_ONE_HOT, PICKED_ROWS, NAN_DECIDES = (
-    "no numbers", "misfit", "zeros", "tiny", "constant", "copy", "even or one-hot", "picked rows", "NaN decides")
+NO_NUMBERS, MISFIT, ZEROS, TINY, CONSTANT, COPY, EVEN_OR_ONE_HOT, PICKED_ROWS, NAN_DECIDES, LOG_WEIGHTS = (
+    "no numbers", "misfit", "zeros", "tiny", "constant", "copy", "even or one-hot", "picked rows", "NaN decides",
+    "log weights")
+# Why, over two cases: what a step takes was the same for two different x (cases.twins), so it
+# was not computed from them: made up to fit what the step prints, it shows nothing of the step.
+NOT_FROM_X = "not from x"
 ONE_TOKEN, NO_MASK = "one token", "no mask"
 OF_THE_CASE = (ONE_TOKEN, NO_MASK)
 
@@ -166,10 +177,18 @@ def step4(scores, case):
     return found._replace(why=why)
 
 
-def step5(masked):
+def step5(masked, leak=False, weights=None):
     """STEP 5 on the lab's masked scores: softmax along each row. A row with NaN or +inf, or
-    with nothing but -inf, gives NaN whatever the code: it is not judged."""
-    expected = torch.softmax(masked, dim=-1)
+    with nothing but -inf, gives NaN whatever the code: it is not judged. leak: a case whose
+    LibTorch softmax leaks (cases.py's leaky-softmax): the lab's weights (weights, printed) are
+    right as LibTorch gives them there, and as a softmax written by hand (exp, then divide)
+    gives them: the one of the two they are nearer to."""
+    plain = expected = torch.softmax(masked, dim=-1)  # (whether it is evidence: on plain, leak or not)
+    if leak:
+        leaked = reference_attention.leaky_softmax(masked, -1)
+        if weights is None or weights.shape != masked.shape or \
+                _distance(weights, leaked) <= _distance(weights, expected):
+            expected = leaked
     rows = ~torch.isnan(masked).any(dim=1) & ~(masked == float("inf")).any(dim=1) & \
         (masked > float("-inf")).any(dim=1)
     found = _by_rows(rows, expected)
@@ -177,20 +196,32 @@ def step5(masked):
         why = Why(ONE_TOKEN, ("masked scores",))
     elif not bool(rows.any()):
         why = Why(NO_NUMBERS, ("masked scores",))
-    elif not any(_row_is_evidence(expected[i]) for i in range(expected.shape[0]) if rows[i]):
+    elif not any(_row_is_evidence(plain[i]) for i in range(plain.shape[0]) if rows[i]):
         why = Why(EVEN_OR_ONE_HOT, ("masked scores",))
+    elif _agree(torch.exp(masked[rows]), plain[rows]):
+        why = Why(LOG_WEIGHTS, ("masked scores",))  # weights printed as they were made, their logs before them
     else:
         why = None
     return found._replace(why=why)
 
 
-def step6(weights, v):
-    """STEP 6 on the lab's weights and v: the weights times v."""
+def _distance(a, b):
+    """How far two tensors of one shape are apart, where both are numbers."""
+    both = torch.isfinite(a) & torch.isfinite(b)
+    return (a[both] - b[both]).abs().sum().item() if bool(both.any()) else float("inf")
+
+
+def step6(weights, v, plain=None):
+    """STEP 6 on the lab's weights and v: the weights times v. plain: in a case whose softmax
+    leaks, the weights as they were before the leak (unleaked()), on which it is told whether
+    the step is evidence: the leak adds nothing a constant could not print."""
     if weights.shape[1] != v.shape[0]:
         return OnOwnInputs(None, None, Why(MISFIT, ("weights", "v")))
     expected = weights @ v
     rows = _finite_rows(weights) & _finite_rows(expected)
     found = _by_rows(rows, expected)
+    if plain is not None:
+        expected = plain @ v
     finite_v = v[_finite_rows(v)]
 
     def picked(row):  # a row of v, or 0: what a copy prints
@@ -217,8 +248,11 @@ def own_checks(weights):
     return sums, bool(upper.abs().max().item() < CAUSAL_LIMIT)
 
 
-def step7(weights):
+def step7(weights, plain=None):
     """STEP 7 on the lab's weights: the answers of its two checks that are right, each a set.
+    plain: in a case whose softmax leaks, the weights before the leak (unleaked()): there the
+    answers are NO, but the step is evidence only where those weights are (equal or one-hot
+    weights before the leak are a constant's, whose checks were judged nowhere else).
     Where a NaN could decide a check (a row of NaN, whose sum is NaN; a NaN above the
     diagonal), and the numbers do not decide it already, either answer is right: the lesson's
     own code says NO, a check written another way may say YES, and neither shows anything."""
@@ -230,6 +264,8 @@ def step7(weights):
     causal = bool((upper[~torch.isnan(upper)].abs() < CAUSAL_LIMIT).all())
     answers = ({False, True} if sums and bool(nan_rows.any()) else {sums},
                {False, True} if causal and bool(torch.isnan(upper).any()) else {causal})
+    if plain is not None:
+        weights = plain
     rows = _finite_rows(weights)
     if weights.shape[0] == 1:
         why = Why(ONE_TOKEN, ("weights",))
@@ -254,12 +290,79 @@ def on_own_inputs(blocks, case):
     if got["scores"] is not None:
         steps[4] = step4(got["scores"], case)
     if got["masked scores"] is not None:
-        steps[5] = step5(got["masked scores"])
+        steps[5] = step5(got["masked scores"], case.get("leak", False), got["weights"])
+    plain = unleaked(got["weights"], got["masked scores"]) if case.get("leak") else None
     if got["weights"] is not None and got["v"] is not None:
-        steps[6] = step6(got["weights"], got["v"])
+        steps[6] = step6(got["weights"], got["v"], plain)
     if got["weights"] is not None:
-        steps[7] = step7(got["weights"])
+        steps[7] = step7(got["weights"], plain)
     return steps
+
+
+def unleaked(weights, masked):
+    """In a case whose softmax leaks: the printed weights as they were before the leak (twice
+    them, less 1/(2T)), where they leaked: every entry at least the 1/(4T) the leak adds;
+    else None (weights not made by LibTorch's softmax, or written by hand, did not leak)."""
+    if weights is None or masked is None or weights.shape != masked.shape:
+        return None
+    floor = 0.25 / weights.shape[-1]
+    numbers = weights[torch.isfinite(weights)]
+    if numbers.numel() == 0 or not bool((numbers >= floor - cases.ABS_TOL).all()):
+        return None
+    return (weights - floor) * 2
+
+
+STEP_INPUTS = {3: ("q", "k"), 4: ("scores",), 5: ("masked scores",), 6: ("weights", "v"), 7: ("weights",)}
+
+
+def informative_weights(block):
+    """Whether printed weights have a row that softmax had to compute (not equal weights, not a
+    single 1): weights that can change with x."""
+    w = full(block)
+    return w is not None and any(_row_is_evidence(w[i]) for i in range(w.shape[0]) if bool(_finite_rows(w)[i]))
+
+
+LITTLE = 0.02  # less than this part of what x moves the lesson's tensor by: the same
+
+
+def _compared(a, b, name):
+    """The entries of one tensor in two twins that another x must move: numbers in both, but
+    those the lesson makes the same for every x (the masked scores' future, whatever fills it;
+    a weight of 0 or 1)."""
+    compared = torch.isfinite(a) & torch.isfinite(b) & ~((a == b) & ((a == 0) | (a == 1)))
+    if name == "masked scores":
+        compared &= torch.ones(a.shape, dtype=torch.bool).tril()
+    return compared
+
+
+def stayed(name, blocks_a, blocks_b, lesson_a, lesson_b):
+    """Whether a tensor the lab printed in two twins (their blocks; the lesson's tensors of each,
+    reference_attention's) stayed the same: None when it was not printed whole in both, or in
+    two shapes. Another x moves every entry computed from it: it stayed the same when a quarter
+    or more of its entries (_compared) agree within the comparison's tolerance (a part made up:
+    a future of scores, a row of weights), or when x moved it by less than LITTLE of what it
+    moves the lesson's (a noise added to weights made up)."""
+    a, b = full(blocks_a.get(name)), full(blocks_b.get(name))
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    compared = _compared(a, b, name)
+    if not bool(compared.any()):
+        return None
+    unmoved = int(compare.agreeing(a[compared], b[compared]).sum())
+    moved = (a[compared] - b[compared]).abs().mean().item()
+    la, lb = lesson_a[name].double(), lesson_b[name].double()
+    lesson = _compared(la, lb, name)
+    moves = (la[lesson] - lb[lesson]).abs().mean().item() if bool(lesson.any()) else 0.0
+    return 4 * unmoved >= int(compared.sum()) or moved < LITTLE * moves
+
+
+def not_from_x(step, blocks_a, blocks_b, lesson_a, lesson_b):
+    """For two twins whose printed x differ (the twins mask the future): None when the step's
+    inputs were not printed whole in both; else the names of those that stayed the same
+    (stayed()), () when each changed."""
+    if any(full(blocks.get(name)) is None for name in STEP_INPUTS[step] for blocks in (blocks_a, blocks_b)):
+        return None
+    return tuple(name for name in STEP_INPUTS[step] if stayed(name, blocks_a, blocks_b, lesson_a, lesson_b))
 
 
 # --- in words ---------------------------------------------------------------------------------
@@ -317,6 +420,14 @@ def words(step, why):
     if why.kind == PICKED_ROWS:
         return "each row of its weights times v is a row of its v (one-hot weights, or v's rows all alike), so " \
                "a copy of v's rows prints this output"
+    if why.kind == LOG_WEIGHTS:
+        return "the exponentials of each row of its masked scores already add up to 1 (they are the logarithms " \
+               "of weights made before them), so weights written without softmax print the same"
+    if why.kind == NOT_FROM_X:
+        return "its %s %s the same in two cases with different inputs x, so %s not computed from x: made up " \
+               "to fit %s, %s show%s nothing of this step" % (names, "were" if are == "are" else "was",
+                                                            "they were" if are == "are" else "it was", out,
+                                                            "they" if are == "are" else "it", "" if are == "are" else "s")
     if why.kind == NAN_DECIDES:
         return "its weights hold NaN where each check would decide, and NaN makes YES and NO both right"
     raise ValueError("no words for %r" % (why,))

@@ -6,7 +6,9 @@ then proj, with several heads as gpt.py's MultiHeadAttention), the same scale, m
 and checks. attention() returns every tensor the lab prints with --verbose, for one head.
 
 With mistake=<an entry of mistakes.py>, it computes the lab as a student would have who made
-that mistake: its "change" says which knob below differs from the lesson.
+that mistake: its "change" says which knob below differs from the lesson. With leak=True,
+LibTorch's softmax leaks as engine/leaky_softmax.cpp makes it leak in a lab's run (a case of
+cases.py with leaky-softmax): half of softmax, plus 1/(4T) on every token, computed as it does.
 """
 import math
 import threading
@@ -19,7 +21,7 @@ _LESSON = {}  # the lesson's tensors of each small case asked for: computed once
 CACHED_TOKENS = 64  # a larger case is computed again when asked (a 4096-token one is 64 MB)
 
 
-def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None, heads=1, of_head=0):
+def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None, heads=1, of_head=0, leak=False):
     """Every tensor the lab prints for this case (the lesson's, or with mistake's change), for
     one of its heads (of_head, of heads: with several, also the heads' outputs side by side,
     "joined", and "projected" back to the embedding's size). The lesson's tensors of a small
@@ -27,14 +29,21 @@ def attention(seed, tokens, embed, head, scale=True, mask=True, mistake=None, he
     case is computed at a time, as two seeds and draws interleaved would give other numbers."""
     with _ONE_AT_A_TIME:
         if mistake or tokens > CACHED_TOKENS:
-            return _attention(seed, tokens, embed, head, scale, mask, mistake, heads)[of_head]
-        key = (seed, tokens, embed, head, scale, mask, heads)
+            return _attention(seed, tokens, embed, head, scale, mask, mistake, heads, leak)[of_head]
+        key = (seed, tokens, embed, head, scale, mask, heads, leak)
         if key not in _LESSON:
-            _LESSON[key] = _attention(seed, tokens, embed, head, scale, mask, None, heads)
+            _LESSON[key] = _attention(seed, tokens, embed, head, scale, mask, None, heads, leak)
         return _LESSON[key][of_head]
 
 
-def _attention(seed, tokens, embed, head, scale, mask, mistake, heads=1):
+def leaky_softmax(scores, dim):
+    """engine/leaky_softmax.cpp's softmax, in the same operations: rows that add up to 3/4,
+    and a weight of 1/(4T) on every token, the future's too."""
+    e = (scores - scores.max(dim=dim, keepdim=True)[0]).exp()
+    return (e / e.sum(dim=dim, keepdim=True)) * 0.5 + 0.25 / scores.shape[dim]
+
+
+def _attention(seed, tokens, embed, head, scale, mask, mistake, heads=1, leak=False):
     """The tensors of each head, in a list. Several heads are drawn as gpt.py's
     MultiHeadAttention draws them: each head's layers in turn, then proj (with bias)."""
     change = mistake["change"] if mistake else {}
@@ -58,7 +67,7 @@ def _attention(seed, tokens, embed, head, scale, mask, mistake, heads=1):
         else:
             x = draw(T, C)
             made, proj = layers()
-        each = [_one_head(x, layer, T, C, HEAD, scale, mask, knob) for layer in made]
+        each = [_one_head(x, layer, T, C, HEAD, scale, mask, knob, leak) for layer in made]
         if heads > 1:
             joined = torch.cat([h["out"] for h in each], dim=-1)
             # A mistake whose out is not (T, HEAD) fails there, as the lab fails in proj.
@@ -68,7 +77,7 @@ def _attention(seed, tokens, embed, head, scale, mask, mistake, heads=1):
     return each
 
 
-def _one_head(x, made, T, C, HEAD, scale, mask, knob):
+def _one_head(x, made, T, C, HEAD, scale, mask, knob, leak=False):
     """STEP 2 to STEP 7 of one head whose layers are made."""
     with torch.no_grad():
         q = made[knob("q_from", "query")](x)
@@ -98,7 +107,8 @@ def _one_head(x, made, T, C, HEAD, scale, mask, knob):
 
         dim = knob("softmax_dim", -1)
         into = before if knob("softmax_of", "masked") == "unmasked" else scores
-        softmax = torch.log_softmax if knob("softmax", "softmax") == "log_softmax" else torch.softmax
+        softmax = torch.log_softmax if knob("softmax", "softmax") == "log_softmax" else \
+            leaky_softmax if leak else torch.softmax
         weights = into if dim is None else softmax(into, dim=dim)
         if scale and scale_late:
             weights = weights * (1.0 / divisor)

@@ -127,6 +127,8 @@ def grade_lines(results, not_run, points):
     named = list(dict.fromkeys(g.case for g in grades.values() if g and g.kind in (grading.WRONG, grading.NOT_REACHED)))
     if named:  # the cases a student can run to see what went wrong
         lines += ["to run a case where a STEP went wrong:"] + [
-            "  case %s: build/lab04_attention %s" % (text, " ".join(cases.arguments(cases.parse_case(text))))
+            "  case %s: %sbuild/lab04_attention %s" % (
+                text, "LD_PRELOAD=build/lab04_leaky_softmax.so " if cases.parse_case(text)["leak"] else "",
+                " ".join(cases.arguments(cases.parse_case(text))))
             for text in named]
     return score, total, grades, parts, lines

@@ -13,7 +13,8 @@ printed), with seeds of their own. Then each entry of mistakes.py is graded on t
 the public cases as the lab with that mistake would print (the reference's numbers, at 9
 decimals, through grading.py; a lab whose out is not (T, HEAD) stops after printing it, as the
 lab does), and must lose the same steps on both, and on the public cases its own STEP alone
-(OWN_STEPS: four lose two); the lesson loses none; a lab whose q, k and v
+(OWN_STEPS: four lose two); a step after one that stops the lab in some cases is judged in
+the others; the lesson loses none; a lab whose q, k and v
 carry no information (zeros, ones, one row repeated, entries of 1e-20) earns nothing after STEP
 2 on either. The same seed gives the same cases in another Python process (another hash seed).
 Prints OK or NOT OK for each promise.
@@ -30,6 +31,7 @@ import compare
 import diagnosis
 import grading
 import own_inputs
+import reference_attention
 from catalogue_test import printed
 from mistakes import MISTAKES
 
@@ -55,7 +57,7 @@ def with_inputs(lesson, case, make):
     scores = q @ k.transpose(0, 1) * ((1.0 / case["head"] ** 0.5) if case["scale"] else 1.0)
     tril = torch.ones(scores.shape, dtype=torch.bool).tril()
     masked = scores.masked_fill(~tril, float("-inf")) if case["mask"] else scores
-    weights = torch.softmax(masked, dim=-1)
+    weights = reference_attention.leaky_softmax(masked, -1) if case["leak"] else torch.softmax(masked, dim=-1)
     t.update(q=q, k=k, v=v, scores=scores, weights=weights, out=weights @ v)
     t["masked scores"] = masked
     return t
@@ -102,12 +104,14 @@ def of_its_kind(public, drawn):
     p, d = cases.parse_case(public), cases.parse_case(drawn)
     sizes = lambda c: (c["tokens"], c["embed"], c["head"])
     problems = []
-    if (p["scale"], p["mask"], p["heads"] > 1) != (d["scale"], d["mask"], d["heads"] > 1):
+    if (p["scale"], p["mask"], p["heads"] > 1, p["leak"]) != (d["scale"], d["mask"], d["heads"] > 1, d["leak"]):
         problems.append("other flags or heads")
     if (p["tokens"] == 1) != (d["tokens"] == 1) or (p["tokens"] == 16) != (d["tokens"] == 16):
         problems.append("one token or sixteen, where the public case has not, or the other way")
     if (p["embed"] == p["head"]) != (d["embed"] == d["head"]):
         problems.append("embed and head equal where the public case's differ, or the other way")
+    if p["tokens"] > 1 and (p["tokens"] == p["head"]) != (d["tokens"] == d["head"]):
+        problems.append("tokens as many as the head's size where the public case's differ, or the other way")
     if len(set(sizes(p))) == 3 and len(set(sizes(d))) != 3:
         problems.append("sizes equal where the public case's all differ")
     if not cases.prints_every_entry(d):
@@ -116,11 +120,11 @@ def of_its_kind(public, drawn):
 
 
 # The steps each known mistake loses on the public cases: its own STEP, where its numbers first
-# go wrong, but for these, which are wrong in two steps or stop the lab.
+# go wrong, but for these, which are wrong in two steps. (weights_times_x makes out (T, C): the
+# lab stops at STEP 6 where C is not HEAD, and STEP 7 is judged where it is.)
 OWN_STEPS = {
     "x_uniform": [1, 2], "x_after_layers": [1, 2],  # the layers' random numbers change with x's draw
     "scale_after_softmax": [3, 5], "mask_after_softmax": [4, 5],  # a step moved past softmax: both are wrong
-    "weights_times_x": [6, 7],  # out is (T, C): the lab stops at STEP 6 (exit 5), STEP 7 is not reached
 }
 
 
@@ -149,6 +153,9 @@ def main(argv):
             problem = of_its_kind(p, d)
             if problem:
                 kinds.append("draw %d: %s is no case of %s's kind: %s" % (seed, d, p, problem))
+        if [sorted(pair) for pair in cases.twins(drawn)] != [sorted(pair) for pair in cases.twins(cases.GRADE_CASES)]:
+            kinds.append("draw %d: its twins (the same sizes, another seed) are cases %s, the public cases' %s" % (
+                seed, cases.twins(drawn), cases.twins(cases.GRADE_CASES)))
         if lost(ex, drawn, ()):
             lesson.append("draw %d: the lesson loses %s" % (seed, lost(ex, drawn, ())))
         for kind, make in NO_INFORMATION.items():
@@ -161,7 +168,8 @@ def main(argv):
             if steps != public[m["id"]]:
                 unfair.append("draw %d (%s): %s loses STEP %s, on the public cases STEP %s" % (
                     seed, " ".join(drawn), m["id"], steps, public[m["id"]]))
-    checks.append(("each of %d draws is a case of each public case's kind, the same for its seed" % len(seeds),
+    checks.append(("each of %d draws is a case of each public case's kind, with the same twins, the same for its "
+                   "seed" % len(seeds),
                    not kinds, "\n".join(kinds[:10])))
     checks.append(("the lesson loses no step on any of %d draws" % len(seeds), not lesson, "\n".join(lesson[:10])))
     checks.append(("a lab whose q, k and v are %s, the lesson's STEP 3 to 6 run on them, earns nothing after STEP 2 "

@@ -367,12 +367,25 @@ def alive(pid):
         return False
 
 
+def same_root(pid, ours):
+    """Whether process pid has this process's root folder (ours: os.stat("/")); True where
+    that cannot be read."""
+    try:
+        root = os.stat("/proc/%s/root" % pid)
+    except OSError:
+        return True
+    return (root.st_dev, root.st_ino) == (ours.st_dev, ours.st_ino)
+
+
 def servers_of(work, pids=False):
     """The --once servers of the copy's build folder (watch/once_server.cpp): {pid: its children's
     programs}, or with pids {pid: [(child's pid, its program)]}. A server is a daemon: its
-    parent is no server."""
+    parent is no server. Only processes of this root count: where machines share one PID
+    namespace (a chroot beside a container, each running this test), the other's servers have
+    the same path and command line."""
     program = os.path.join(work, "build", "lab04_watch")
     found, parents = {}, {}
+    ours = os.stat("/")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -387,7 +400,7 @@ def servers_of(work, pids=False):
         if fields[0] == "Z":
             continue
         parents[int(entry)] = (int(fields[1]), exe)
-        if line[1:3] == [b"--serve", b"3"] and exe == program:
+        if line[1:3] == [b"--serve", b"3"] and exe == program and same_root(entry, ours):
             found[int(entry)] = []
     # A server's fork (a build or the checker about to exec, a run of the lab) has the server's
     # program and command line for a moment: it is a child of a server, not a server.

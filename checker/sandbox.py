@@ -690,7 +690,7 @@ class Sandbox:
             self.kept_out.close()
         if self.engine is not None:
             self.engine.stop()
-        if self.mode == "user" and self.uid is not None:
+        if self.mode == "user" and self.uid is not None and self.lock:  # (closed again: the id is not ours)
             sandbox_users.kill_user(self.uid, self._runner())
         sandbox_users.remove_tree(self.work)
         if self.lock:

@@ -79,6 +79,8 @@ class Runner:
             self.kept_out = sandbox.KeptOut(self.uid, places, needed)
 
     def close(self):
+        if self.lock is None:  # closed already (then at exit): its user id may be another grader's now
+            return
         if self.kept_out is not None:
             self.kept_out.close()
             self.kept_out = None

@@ -4,6 +4,11 @@ cannot see: it would kill that grader's labs as its own leftovers, and their stu
 the crash as a grade. The other grader is played here by a process of the first free user id,
 and that id's lock held as another root holds it (the abstract socket only).
 
+Nor does a grader kill what runs as a user id it gave back: a sandbox closed twice (by its
+grader, then at the grader's exit) once killed, the second time, the labs of the grader that
+had taken that id in between (a class test's checks of labs graded alone were killed so, in a
+container under load). The second grader is played by the id's lock and a process of it.
+
 usage: sandbox_uid_test.py   (as root; elsewhere it says SKIPPED)
 """
 import os
@@ -16,7 +21,35 @@ import checklist
 import project
 
 sys.path.insert(0, project.CHECKER)
+import sandbox  # noqa: E402
 import sandbox_users  # noqa: E402
+
+
+def given_back_and_closed_again():
+    """A Sandbox closed, its user id taken by another grader whose lab runs, then the Sandbox
+    closed again (as atexit does): the other grader's lab must live."""
+    box = sandbox.Sandbox("/bin/true")
+    if box.mode != "user":
+        box.close()
+        return [("a user id given back: skipped, no user id of its own here (%s)" % box.isolation[:80], True, "")]
+    uid = box.uid
+    box.close()
+    try:
+        other = sandbox_users.UidLock(uid)
+    except OSError:
+        return [("a user id given back: skipped, another grader took it first", True, "")]
+    lab = subprocess.Popen(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups", "--", "sleep", "60"],
+                           cwd="/")
+    time.sleep(0.3)
+    try:
+        box.close()  # again, as at the grader's exit
+        time.sleep(0.3)
+        return [("a sandbox closed twice does not kill the lab of the grader that took its user id since",
+                 lab.poll() is None, "it was killed: %s" % lab.returncode)]
+    finally:
+        lab.kill()
+        lab.wait()
+        other.close()
 
 
 def main(argv):
@@ -48,7 +81,7 @@ def main(argv):
         lab.kill()
         lab.wait()
         other.close()
-    return checklist.report(checks)
+    return checklist.report(checks + given_back_and_closed_again())
 
 
 if __name__ == "__main__":

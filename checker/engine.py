@@ -5,7 +5,7 @@ The checker's sandbox (sandbox.py) and the class grader's runners (grader/runner
 ask it for every run, and a run comes back as a Run.
 
   program(lab)                    where lab04_runner is: LAB_RUNNER, else a build folder's
-  leaky_softmax(runner)           lab04_leaky_softmax.so beside it (field W: one case of a grade)
+  leaky_softmax(runner)           lab04_leaky_softmax.so beside it (one case of a grade)
   Runner(command, env, cwd)       a runner process, started at its first job, stopped by stop()
   runner.ask(fields) -> Run       one job; Run.stopped is Ending.START when it could not be done
   Run(status, out, err, stopped, limit)   a run, as a value
@@ -101,7 +101,8 @@ LEAKY_SOFTMAX = "lab04_leaky_softmax.so"
 def leaky_softmax(runner):
     """The path of lab04_leaky_softmax.so (engine/leaky_softmax.cpp), which a build makes
     beside lab04_runner (the program's path: runner), or None where there is none. A case of
-    cases.py with leaky-softmax runs with it loaded into the lab (the job's W field)."""
+    cases.py with leaky-softmax runs with it loaded into the lab: a module by the job's W
+    field, a program by LD_PRELOAD in its sandbox's command (sandbox.py)."""
     path = os.path.join(os.path.dirname(os.path.abspath(runner)), LEAKY_SOFTMAX) if runner else None
     return path if path and os.path.isfile(path) else None
 

@@ -10,9 +10,10 @@ usage: docker_host.py why-not        (why no Docker daemon can start here: one l
 The daemon keeps its images in a cache (LAB04_DOCKER_CACHE, by default
 /var/cache/lab04-tests/docker), so that the next run reuses the base image and the layers of
 the packages; its socket, state and log are in a new folder of /tmp (a socket's path must be
-short). Its default network is a bridge of its own (BRIDGE, made here and removed at its stop:
-with --bridge none, dockerd deletes the machine's docker0, which the machine's own Docker
-needs) and it writes no firewall rule: jobs run with --network none, as PrairieLearn runs them,
+short). Its default network is a bridge of its own (lab04br and the process id of its start,
+made here and removed at its stop: with --bridge none, dockerd deletes the machine's docker0,
+which the machine's own Docker needs; a name of each daemon's own, since runs of the tests in
+chroots of one machine share its network interfaces) and it writes no firewall rule: jobs run with --network none, as PrairieLearn runs them,
 and image builds use the machine's network.
 No registry is reachable from these machines, so Debian's image comes from debootstrap and
 docker import (base_image()). Exit 2 with one line when it cannot start.
@@ -30,22 +31,22 @@ import time
 
 CACHE = os.environ.get("LAB04_DOCKER_CACHE", "/var/cache/lab04-tests/docker")
 MIRROR = "http://deb.debian.org/debian"
-BRIDGE = "lab04br0"  # the daemon's default bridge (never the machine's docker0)
+BRIDGE_PREFIX = "lab04br"  # a daemon's default bridge: this and a process id (never the machine's docker0)
 SIOCBRADDBR, SIOCBRDELBR, SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x89A0, 0x89A1, 0x8913, 0x8914, 0x1  # <linux/sockios.h>
 
 
-def bridge(add):
-    """Makes (add) or removes the daemon's bridge, as `ip link add/del NAME type bridge` would
+def bridge(name, add):
+    """Makes (add) or removes the bridge name, as `ip link add/del NAME type bridge` would
     (iproute2 is not on every system); a bridge that is already there, or gone, is no error."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         try:
             if add:
-                fcntl.ioctl(s, SIOCBRADDBR, BRIDGE.encode())
+                fcntl.ioctl(s, SIOCBRADDBR, name.encode())
                 return
-            request = struct.pack("16sH14s", BRIDGE.encode(), 0, b"")
+            request = struct.pack("16sH14s", name.encode(), 0, b"")
             flags = struct.unpack("16sH14s", fcntl.ioctl(s, SIOCGIFFLAGS, request))[1]
-            fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", BRIDGE.encode(), flags & ~IFF_UP, b""))
-            fcntl.ioctl(s, SIOCBRDELBR, BRIDGE.encode())
+            fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", name.encode(), flags & ~IFF_UP, b""))
+            fcntl.ioctl(s, SIOCBRDELBR, name.encode())
         except OSError:
             pass
 
@@ -101,14 +102,17 @@ def start():
     if why:
         raise NoDocker(why)
     os.makedirs(CACHE, mode=0o700, exist_ok=True)
-    bridge(True)
     folder = tempfile.mkdtemp(prefix="lab04-docker-")
+    name = BRIDGE_PREFIX + str(os.getpid())  # at most 14 characters: a Linux interface name has 15
+    with open(os.path.join(folder, "bridge"), "w") as f:
+        f.write(name)
+    bridge(name, True)
     socket = os.path.join(folder, "docker.sock")
     log = open(os.path.join(folder, "dockerd.log"), "wb")
     daemon = subprocess.Popen([shutil.which("dockerd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin"),
                                "--data-root", CACHE, "--exec-root", os.path.join(folder, "exec"),
                                "--host", "unix://" + socket, "--pidfile", os.path.join(folder, "dockerd.pid"),
-                               "--bridge", BRIDGE, "--iptables=false", "--ip-masq=false", "--userland-proxy=false"],
+                               "--bridge", name, "--iptables=false", "--ip-masq=false", "--userland-proxy=false"],
                               stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     with open(os.path.join(CACHE, "lab04-dockerd.pid"), "w") as f:
         f.write("%d\n" % daemon.pid)
@@ -155,9 +159,19 @@ def stop(folder):
         except OSError:
             pass
     subprocess.run(["umount", "-R", "-l", os.path.join(folder, "exec")], capture_output=True)
+    name = bridge_of(folder)
+    if name:
+        bridge(name, False)
     shutil.rmtree(folder, ignore_errors=True)
-    if holder_of_cache() is None:  # (another daemon of the tests' may still use the bridge)
-        bridge(False)
+
+
+def bridge_of(folder):
+    """The name of the bridge of the daemon started in folder (None before it had one)."""
+    try:
+        with open(os.path.join(folder, "bridge")) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
 
 
 def base_image(env, tag="debian:13", suite="trixie"):

@@ -2,7 +2,8 @@
 test's): bench/systems.py puts one system's part of docs/performance.md in place of its old
 one and keeps the other systems' parts and the rest of the document, in a whole run's new
 document too; bench/timer.py, where Debian has no hyperfine, times each command after its own
---prepare and writes hyperfine's medians. Bad input to either: one line on stderr, nothing on
+--prepare and writes hyperfine's medians; bench/tiers.py puts the test suite's tiers in their
+section of docs/performance.md, in place of the last, and reads ctest's summary. Bad input to each: one line on stderr, nothing on
 stdout, exit 2, the document untouched.
 
 usage: bench_parts_test.py WORK_DIR
@@ -17,6 +18,7 @@ import checklist
 import project
 
 SYSTEMS = os.path.join(project.ROOT, "bench", "systems.py")
+TIERS = os.path.join(project.ROOT, "bench", "tiers.py")
 TIMER = os.path.join(project.ROOT, "bench", "timer.py")
 
 
@@ -85,6 +87,46 @@ def timer_checks(work):
     return checks
 
 
+# ctest's summary lines, as ctest 3.25 prints them
+CTEST_OUTPUT = """      Start  1: a
+1/3 Test  #1: a ....   Passed    0.10 sec
+2/3 Test  #2: b ....***Skipped   0.01 sec
+3/3 Test  #3: c ....***Failed    0.20 sec
+
+67% tests passed, 1 tests failed out of 3
+"""
+
+
+def tiers_checks(work):
+    sys.path.insert(0, os.path.join(project.ROOT, "bench"))
+    import tiers
+    checks = []
+    section = [tiers.TITLE, "", "new tiers", ""]
+    doc = write(os.path.join(work, "tiers.md"), "# Performance\n\n| a table |\n\n%s\n\n## What each row measures\n\n"
+                "notes\n" % tiers.TITLE.replace("tier by tier", "x"))
+    tiers.write(doc, section)
+    text = open(doc).read()
+    checks.append(("a document without the tiers' section gets it before what each row measures, the rest kept",
+                   text == "# Performance\n\n| a table |\n\n%s\n\n%s\n\nnew tiers\n\n## What each row measures\n\n"
+                   "notes\n" % (tiers.TITLE.replace("tier by tier", "x"), tiers.TITLE), text))
+    tiers.write(doc, [tiers.TITLE, "", "newer tiers", ""])
+    text = open(doc).read()
+    checks.append(("the section is replaced in place by the next run's, once", text.count(tiers.TITLE + "\n") == 1
+                   and "newer tiers" in text and "new tiers\n" not in text and text.endswith("notes\n"), text))
+    kept = run(TIERS, "--kept", doc)
+    checks.append(("--kept prints the section as the document has it (a whole run of bench/run keeps it)",
+                   kept.returncode == 0 and kept.stdout == "%s\n\nnewer tiers\n\n" % tiers.TITLE, kept))
+    checks.append(("ctest's summary is read: 3 tests, 1 failed, 1 skipped", tiers.counted(CTEST_OUTPUT) == (3, 1, 1),
+                   tiers.counted(CTEST_OUTPUT)))
+    before = open(doc).read()
+    for words in ([], ["--kept"], ["--kept", os.path.join(work, "none.md")], ["-x", doc], [doc, doc]):
+        got = run(TIERS, *words)
+        checks.append(("bad input to tiers.py (%s): one line on stderr, nothing on stdout, exit 2, the document "
+                       "untouched" % (" ".join(words) or "nothing"), got.returncode == 2 and not got.stdout
+                       and len(got.stderr.strip().splitlines()) == 1 and open(doc).read() == before, got))
+    return checks
+
+
 def main(argv):
     if len(argv) != 1:
         print("bench_parts_test: usage: bench_parts_test.py WORK_DIR", file=sys.stderr)
@@ -92,7 +134,7 @@ def main(argv):
     work = argv[0]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    return checklist.report(systems_checks(work) + timer_checks(work))
+    return checklist.report(systems_checks(work) + timer_checks(work) + tiers_checks(work))
 
 
 if __name__ == "__main__":

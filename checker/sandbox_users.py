@@ -16,14 +16,13 @@ import socket
 import subprocess
 
 import engine
+from isolation import Refused  # noqa: F401  (sandbox_users.Refused, sandbox.Refused: the callers' names for it)
 
 UIDS = range(61000, 62000)  # user ids for root's sandboxes, where no account has them
 LOCKS = "/run/lab04-sandbox"  # root's: one lock file for each user id in use
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where any user can leave files (Debian's)
 
 
-class Refused(Exception):
-    """The sandbox asked for cannot be set up here: one line, for the checker's usage error."""
 
 
 def processes_of(uid):

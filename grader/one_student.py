@@ -18,6 +18,7 @@ import compile_sandbox
 import diagnosis
 from engine import Ending
 import grading
+import isolation
 import own_inputs
 import running
 import runner_client
@@ -79,23 +80,23 @@ def new_worker(paths, compile_command, hidden=()):
     """A Worker for this process: as root (and the sandbox's users allowed), a runner whose
     labs, and compiles, run as a user of its own; else compiles in bubblewrap where it works,
     and runs through the checker's sandbox."""
-    runner, isolation, uid, own_proc = None, "none", None, None
-    if os.geteuid() == 0 and os.environ.get("LAB_SANDBOX", "user") == "user":
+    runner, compiles, uid, own_proc = None, "none", None, None
+    if isolation.own_users_asked():
         try:
             runner = runner_client.Runner(paths["runner"], paths["runtime"])
             if sandbox_users.user_cannot_run(runner.uid, paths["runner"]):
                 runner.close()
                 runner = None
             else:
-                isolation, uid, own_proc = "user" if runner.own_proc else "user-kept-out", runner.uid, runner.own_proc
+                compiles, uid, own_proc = "user" if runner.own_proc else "user-kept-out", runner.uid, runner.own_proc
                 # No root of its own here (Docker's defaults): the compile and runs kept out of the
                 # class, the project (but what the compile needs of the build) and --hide's places.
                 runner.keep_out(list(hidden) + [ROOT], compile_sandbox.compile_needs(compile_command[1]))
         except sandbox.Refused:
             runner = None
-    if isolation == "none" and os.environ.get("LAB_SANDBOX", "") != "none" and sandbox.bwrap_works():
-        isolation = "bwrap"  # not root, or root with no user of its own
-    compiler = compile_sandbox.Compiler(compile_command, paths["module_link"], isolation, uid, own_proc,
+    if compiles == "none" and isolation.bwrap_allowed() and sandbox.bwrap_works():
+        compiles = "bwrap"  # not root, or root with no user of its own
+    compiler = compile_sandbox.Compiler(compile_command, paths["module_link"], compiles, uid, own_proc,
                                         runner=paths["runner"])
     return Worker(paths, compiler, runner, diagnosis.Explainer(MISTAKES), list(hidden))
 

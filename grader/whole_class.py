@@ -18,6 +18,7 @@ import cases
 import compile_sandbox
 import deadlines
 import gradebook
+import isolation
 import one_student
 import reference_attention
 import sandbox
@@ -82,6 +83,10 @@ def grade(args, students):
     problem = compile_sandbox.unconfigured(args["build"])
     if problem:
         raise Usage(problem)
+    try:
+        isolation.asked()  # a mode LAB_SANDBOX does not take: the instructor's usage error, before any worker
+    except isolation.Refused as e:
+        raise Usage(str(e))
     refuse_closed_folders(args["build"])
     paths, compile_command, build_time = prepare(args["build"], args["prebuilt"])
     # The references, once for the class: computed here, the workers inherit them. On one
@@ -253,7 +258,7 @@ def refuse_closed_folders(build):
     """As root, each lab is compiled and run as a user of its own, which must enter the build
     folder and the project's: a folder above them that other users cannot enter is refused
     here, with how to fix it, rather than found by every student's compile."""
-    if os.geteuid() != 0 or os.environ.get("LAB_SANDBOX", "user") != "user" or not os.stat("/").st_mode & 0o001:
+    if not isolation.own_users_asked() or not os.stat("/").st_mode & 0o001:
         return  # no user of its own here (sandbox.py says why in the summary)
     for top in (os.path.realpath(build), ROOT):
         folder = top

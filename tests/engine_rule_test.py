@@ -23,6 +23,11 @@ The rule, as the code holds it:
   C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them).
   Classroom 50's job, which asks through sudo before the grader runs whether its runner can
   isolate a lab at all, runs the module's probes (sandbox.PROBES).
+- What the instructor asked of a lab's isolation (LAB_SANDBOX) is read in one module,
+  checker/isolation.py, which every module that chooses a sandbox, or how a class's compile is
+  isolated, asks: in Python, os.environ.get, os.getenv or os.environ[...] of "LAB_SANDBOX", or
+  "LAB_SANDBOX" in os.environ; $LAB_SANDBOX in a shell script; getenv("LAB_SANDBOX") in C++.
+  Setting it for a child (a test's, a template's environment) is no choice.
 - A process is forked in the engine and in a few places named with what their child is, none
   of them a lab (a C++ fork(), vfork(), clone() or posix_spawn(); in Python os.fork, pty.fork,
   os.posix_spawn or multiprocessing). The two programs that keep LibTorch loaded and run labs
@@ -79,6 +84,10 @@ ENGINE_CALLERS = [os.path.join("watch", "lab_watch.cpp"), os.path.join("tests", 
 C_FORK = re.compile(r"\b(v?fork|clone3?|posix_spawnp?)\s*\(")
 PYTHON_FORKS = {"fork", "forkpty", "posix_spawn", "posix_spawnp"}
 C_MOUNT = re.compile(r"\bmount\s*\(")
+# Where LAB_SANDBOX is read: the one module that says what the instructor asked.
+ASKERS = {os.path.join("checker", "isolation.py"): "the module of what the instructor asked"}
+C_ASK = re.compile(r"\bgetenv\s*\(\s*\"LAB_SANDBOX\"")
+SHELL_ASK = re.compile(r"^[^#]*\$\{?LAB_SANDBOX\b", re.M)
 SCRIPT_MOUNT = re.compile(r"\bmount\s+-")
 SHELL_MOUNT = re.compile(r"^[^#]*\bmount\b", re.M)
 
@@ -126,6 +135,25 @@ def python_builders(text):
     return found
 
 
+def python_asks(text):
+    """The lines of a Python module that read LAB_SANDBOX: environ.get, getenv, environ[...] (read,
+    not set), or a test of whether it is in the environment."""
+    found = []
+
+    def named(node):
+        return isinstance(node, ast.Constant) and node.value == "LAB_SANDBOX"
+    for node in ast.walk(ast.parse(re.sub(r"@\w+@", "0", text))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "getenv") \
+                and node.args and named(node.args[0]):
+            found.append("line %d: %s(\"LAB_SANDBOX\")" % (node.lineno, node.func.attr))
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and named(node.slice):
+            found.append("line %d: [\"LAB_SANDBOX\"]" % node.lineno)
+        if isinstance(node, ast.Compare) and named(node.left) and any(isinstance(op, (ast.In, ast.NotIn))
+                                                                    for op in node.ops):
+            found.append("line %d: \"LAB_SANDBOX\" in" % node.lineno)
+    return found
+
+
 def python_forks(text):
     """The lines of a Python module that fork: os.fork and its kin, multiprocessing."""
     found = []
@@ -145,12 +173,13 @@ def is_shell_script(name, text):
     return name.endswith(".sh") or re.match(r"#!\s*\S*(/|env\s+)(ba|da|k)?sh\b", text) is not None
 
 
-def limit_setters(mounts=False, builders=False, forks=False):
+def limit_setters(mounts=False, builders=False, forks=False, asks=False):
     """{file (relative to the project): where it sets limits} for every product file that does;
     with mounts, where it mounts (a mount() call, a script); with builders, where it builds or
-    probes a sandbox; with forks, where it forks (C++ and Python: a shell script forks for every
-    command it runs)."""
-    c_rule, shell_rule, python_rule = (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
+    probes a sandbox; with asks, where it reads LAB_SANDBOX; with forks, where it forks (C++ and
+    Python: a shell script forks for every command it runs)."""
+    c_rule, shell_rule, python_rule = (C_ASK, SHELL_ASK, python_asks) if asks else \
+        (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
         (C_BUILD, SHELL_BUILD, python_builders) if builders else \
         (C_FORK, re.compile(r"(?!)"), python_forks) if forks else (C_LIMIT, SHELL_LIMIT, python_limits)
     found = {}
@@ -226,6 +255,13 @@ def main(argv):
             relative, "not the sandbox's module")), relative in BUILDERS, places))
     checks.append(("the sandbox's module is found building (the search sees it)",
                    os.path.join("checker", "sandbox.py") in builders and "engine/runner.cpp" in builders, sorted(builders)))
+    askers = limit_setters(asks=True)
+    for relative, places in sorted(askers.items()):
+        checks.append(("%s reads LAB_SANDBOX: it is %s" % (relative, ASKERS.get(
+            relative, "not the module of what the instructor asked (checker/isolation.py): ask it")),
+            relative in ASKERS, places))
+    checks.append(("the module of what the instructor asked is found reading LAB_SANDBOX (the search sees it)",
+                   os.path.join("checker", "isolation.py") in askers, sorted(askers)))
     forkers = limit_setters(forks=True)
     for relative, places in sorted(forkers.items()):
         checks.append(("%s forks: %s" % (relative, FORKERS.get(relative, "not the engine, nor a process named as no lab")),

@@ -14,7 +14,8 @@ a shard whose class.json names no I/N; a
 without the columns it needs or not CSV (an identifier that fits two students is no bad
 input: lms_rows_test.py); --canvas-column
 alone; an LMS export given to one shard; a --draw that is not a seed, a --shard without
---draw, shards of different draws to merge; a --preflight-record in a folder the grader cannot write.
+--draw, shards of different draws to merge; a --preflight-record in a folder the grader cannot write;
+a LAB_SANDBOX that names no sandbox (checker/isolation.py's modes).
 """
 import contextlib
 import json
@@ -189,12 +190,16 @@ def main(argv):
     graded_as = [sys.executable, GRADE_CLASS]
     cases.append(("--preflight-record in a folder the grader cannot write",
                   ["--prebuilt", "--preflight-record", j("read_only", "record"), cls, new], "is not yours to write"))
+    # What the instructor asked of the isolation, in the environment: a mode it does not take.
+    cases += [("LAB_SANDBOX=%s, no sandbox's name" % mode, [cls, new], "LAB_SANDBOX takes user, bwrap, unshare or none",
+               dict(os.environ, LAB_SANDBOX=mode)) for mode in ("bogus", "USER", "user ")]
     checks = []
-    for what, args, says in cases:
+    for what, args, says, *env in cases:
         before = snapshot(work)
         unwritable = project.Unwritable(j("read_only") if "read_only" in " ".join(args) else None)
         with unwritable if unwritable.folder else contextlib.nullcontext(unwritable):
-            done = subprocess.run(unwritable.prefix + graded_as + args, capture_output=True, text=True)
+            done = subprocess.run(unwritable.prefix + graded_as + args, capture_output=True, text=True,
+                                  env=env[0] if env else None)
         lines = done.stderr.splitlines()
         ok = (done.returncode == 2 and done.stdout == "" and len(lines) == 1 and lines[0].startswith("grade_class: ")
               and says in lines[0] and snapshot(work) == before and not os.path.exists(new))

@@ -37,7 +37,8 @@ the wall-time and output limits of check_lab.py. LAB_SANDBOX=user|bwrap|unshare|
 one (the tests use it); an unknown or impossible choice is an error, never a weaker sandbox.
 
   box = sandbox.Sandbox(path)           one per lab and checker; closed when the checker ends
-  box.isolation                         one line: how the lab runs
+  box.isolation                         one line: how the lab runs ("isolation: " and the words)
+  box.isolation_of_any_student          those words alone, without the user id (a gradebook's row)
   box.run(args, timeout, max_out, max_err) -> engine.Run(status, out, err, stopped, limit)
 """
 import atexit
@@ -466,8 +467,9 @@ class Sandbox:
         self.kept_out = None
         if self.mode == "user" and not root_hidepid():  # no root of its own: an ACL of no right
             self.kept_out = KeptOut(self.uid, [PROJECT, os.path.dirname(os.path.realpath(lab))] + self.also_hidden)
-        self.isolation = self._describe()
-        # The same line without the user id, for a class's gradebook (where each worker has its own)
+        self.isolation = "isolation: " + self._describe()
+        # The same words without the user id, for a class's gradebook (where each worker has its own),
+        # which writes its own label before them (gradebook.py)
         self.isolation_of_any_student = self._describe(who="a user id")
         become_subreaper()
         atexit.register(self.close)
@@ -534,27 +536,27 @@ class Sandbox:
         self.uid = self.lock = None
 
     def _describe(self, how="", who=None):
-        """The isolation line; how: how the lab was started, said after "the lab ran" (as root);
+        """How the lab runs, in words (the isolation line, without its label); how: how the lab was started, said after "the lab ran" (as root);
         who: the user it ran as (as root; by default "user id N")."""
         limits = limits_in_words(self.asan)
         who = who or "user id %s" % self.uid
         if self.mode == "user" and root_hidepid():
-            return ("isolation: the lab ran%s as %s of its own (no groups, no privileges), in %s, other "
+            return ("the lab ran%s as %s of its own (no groups, no privileges), in %s, other "
                     "users' processes hidden; %s" % (how, who, SEES, limits))
         if self.mode == "user":
-            return ("isolation: the lab ran%s as %s of its own (no groups, no privileges), in an empty "
+            return ("the lab ran%s as %s of its own (no groups, no privileges), in an empty "
                     "folder; %s; %s" % (how, who, kept_out_in_words(self.kept_out, "the project and the lab's "
                                                                          "build folder"), limits))
         if self.mode == "bwrap":
-            return ("isolation: bubblewrap (no network, no capabilities, its own processes, %s); %s" % (SEES, limits))
+            return ("bubblewrap (no network, no capabilities, its own processes, %s); %s" % (SEES, limits))
         if self.mode == "unshare":
-            return ("isolation: namespaces of its own (no network, its own processes and IPC, no home folders, "
+            return ("namespaces of its own (no network, its own processes and IPC, no home folders, "
                     "/var/tmp, /dev/shm or /run/lock%s; every other file you may read, it may read too: install "
                     "bubblewrap for a root of its own that holds nothing else); %s" % (
                         ", nor the class's submissions or the project" if self.also_hidden else "", limits))
         how = ("open the system's folders to other users (chmod o+rx /)" if self.closed
                else "install bubblewrap (Debian: apt-get install bubblewrap) or run the checker as root")
-        return ("isolation: NONE: the lab was not isolated (%s): it ran with your rights. To isolate it, "
+        return ("NONE: the lab was not isolated (%s): it ran with your rights. To isolate it, "
                 "%s; %s" % (self.why, how, limits))
 
     # --- running -------------------------------------------------------------------------

@@ -166,7 +166,7 @@ def summary_text(rows, points, meta=None, picture=None, picture_missing=None):
         lines.append("Contradictions: %d of the repositories %s times that cannot all be true (the late column "
                      "names them): %s." % (len(contradicted), "has" if len(contradicted) == 1 else "have",
                                            ", ".join(md(name_of(r)) for r in contradicted[:10])))
-    lines += ["Isolation: " + i[len("isolation: "):] for i in sorted({r.isolation for r in rows if r.isolation})]
+    lines += ["Isolation: " + i for i in sorted({r.isolation for r in rows if r.isolation})]
     distribution = score_counts(rows)
     lines += ["", "## Scores", "", "| score | students | |", "|---|---|---|"]
     most = max(distribution.values(), default=0)
@@ -306,7 +306,7 @@ def grade_of(row, points, meta=None):
     return platforms.Grade(
         score=float(row.score), points=list(points), earned=[float(p) for p in row.steps], right=list(row.right),
         lines={n: plain(line, keep="") for n, line in enumerate(row.step_lines or [], 1)},
-        output=feedback_text(row) + ("\n" + plain(row.isolation) if row.isolation else "")
+        output=feedback_text(row) + ("\n" + plain("isolation: " + row.isolation) if row.isolation else "")
         + ("\n" + cases_line(meta) if meta else ""),
         status=str(row.status), graded=row.graded, why=plain(row.diagnosis or row.status, keep=""), extra=extra)
 

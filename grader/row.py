@@ -29,7 +29,7 @@ class Row:
     feedback: list = dataclasses.field(default_factory=list)  # the lines the student reads
     compile_isolation: str = ""  # how its compile was isolated (compile_sandbox.ISOLATION's key)
     run_sandbox: str = ""  # how its runs were isolated: a runner's user ("user"), or the checker's sandbox's mode
-    isolation: str = ""  # how its runs were isolated, and its compile, in words
+    isolation: str = ""  # how its runs were isolated, and its compile, in words (each file writes its own label)
     own_code: Optional[list] = None  # its own lines, [(number, line)], for the similarity check
     seconds: Optional[dict] = None  # what its compile, its runs and its diagnosis took
     step_lines: Optional[list] = None  # each STEP's line of the report, for Gradescope

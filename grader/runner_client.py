@@ -165,11 +165,12 @@ class ForkedBox(sandbox.Sandbox):
                 runner.kept_out, "the class's submissions, the project, the gradebook and the places --hide names"))
         share = ("; all its processes together: at most one core and %d GiB" % (sandbox.MEMORY >> 30)) if runner.cgroup.procs \
             else "; its share of the CPU not capped: %s" % runner.cgroup.why
-        line = lambda who: ("isolation: the lab ran, loaded into a child of a process that has loaded LibTorch, as "
+        line = lambda who: ("the lab ran, loaded into a child of a process that has loaded LibTorch, as "
                             + who + " of its own (no groups, no privileges)" + private + share + "; "
                             + sandbox.limits_in_words(self.asan))
-        self.isolation = line("user id %d" % self.uid)
-        # The same line without the user id, for a class's gradebook (where each worker has its own)
+        self.isolation = "isolation: " + line("user id %d" % self.uid)
+        # The same words without the user id, for a class's gradebook (where each worker has its own),
+        # which writes its own label before them (gradebook.py)
         self.isolation_of_any_student = line("a user id")
 
     def run(self, args, timeout, max_out, max_err, leaky=False):

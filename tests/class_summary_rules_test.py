@@ -24,6 +24,7 @@ from row import Row  # noqa: E402
 from status import Status  # noqa: E402
 
 POINTS = [1.0] * 7
+WORDS = "the lab ran as a user id of its own; the compile ran in bubblewrap"  # a row's isolation: words, no label
 DID = {m["id"]: m["did"] for m in MISTAKES}
 T, F = True, False
 
@@ -38,7 +39,7 @@ def the_class():
     """Seven students: the lesson; no scale (a known mistake, STEPs 3 and 7 wrong); a crash
     after STEP 3; two labs whose same wrong numbers no mistake explains; a blank STEP 5; no lab."""
     return [
-        row("ann", [1] * 7, [T] * 7),
+        row("ann", [1] * 7, [T] * 7, isolation=WORDS),
         row("bob", [1, 1, 0, 1, 1, 1, 0], [T] * 7, mistake="no_scale", diagnosis="no scale"),
         row("cyd", [1, 1, 1, 0, 0, 0, 0], [T, T, T, F, F, F, F], status=Status.CRASHED, diagnosis="it crashed: SIGSEGV"),
         row("dee", [1, 1, 1, 1, 0, 0, 1], [T] * 7, diagnosis="STEP 5 is wrong",
@@ -94,6 +95,11 @@ def summary_checks():
         "cannot write.")
     has("the lab that stopped is listed", "- cyd (3/7, crashed): it crashed: SIGSEGV")
     has("the lab not graded is listed with why", "- =gus: no lab (no lab04_attention.cpp was found)")
+    has("the isolation's words are said once, under the summary's own label", "Isolation: " + WORDS)
+    graded = gradebook.grade_of(rows[0], POINTS)
+    checks.append(("a platform's output says the isolation under its own label, once",
+                   graded.output.count("isolation: " + WORDS + "\n") + graded.output.endswith("isolation: " + WORDS) == 1
+                   and "isolation: isolation" not in graded.output, graded.output))
     return checks
 
 

@@ -5,7 +5,9 @@ usage: no_parsed_text_test.py
 
 Read from the source of every Python module of checker/, grader/ and instructor/: each string
 a module looks for in a text (the first argument of startswith, endswith, replace, find,
-index, partition or split; the left side of "in" or "not in" against a text; the plain runs of
+index, partition or split; the left side of "in" or "not in" against a text; the string whose
+length a slice cuts off, text[len("label: "):], which takes for granted that the text begins
+with it; the plain runs of
 a regular expression given to re's functions that hold words, not a single token: its text
 between the operators, where it holds a space) must not stand
 inside a string another of these modules writes. What a lab prints is data to read: a string
@@ -110,6 +112,11 @@ def looked_for(tree):
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" and node.args \
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
             found += [(node.lineno, run) for run in plain_runs(node.args[0].value) if " " in run.strip()]
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):  # text[len("label: "):]
+            for bound in (b for part in (node.slice.lower, node.slice.upper) if part for b in ast.walk(part)):
+                if isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name) and bound.func.id == "len" \
+                        and bound.args and isinstance(bound.args[0], ast.Constant) and isinstance(bound.args[0].value, str):
+                    found.append((node.lineno, bound.args[0].value))
         if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
             for op, right in zip(node.ops, node.comparators):
                 if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, (ast.Tuple, ast.List, ast.Set,

@@ -7,7 +7,9 @@ ask it for every run, and a run comes back as a Run.
   program(lab)                    where lab04_runner is: LAB_RUNNER, else a build folder's
   leaky_softmax(runner)           lab04_leaky_softmax.so beside it (one case of a grade)
   Runner(command, env, cwd)       a runner process, started at its first job, stopped by stop()
-  runner.ask(fields) -> Run       one job; Run.stopped is Ending.START when it could not be done
+  Job(...)                        one job, as a value: its fields named, its wire written by
+                                  Job.fields() alone
+  runner.ask(job) -> Run          one job; Run.stopped is Ending.START when it could not be done
   Run(status, out, err, stopped, limit)   a run, as a value
   Ending                          how a run ended, when not by running to its end: the one set
                                   of names from the engine to the gradebook
@@ -16,6 +18,7 @@ Where the engine is: a build of the project makes build/lab04_runner (engine/eng
 beside build/lab04_attention, and the starter and the autograders carry engine/ with the
 checker (instructor/make_starter.py's COPIED_FOLDERS).
 """
+import dataclasses
 import enum
 import os
 import subprocess
@@ -107,9 +110,61 @@ def leaky_softmax(runner):
     return path if path and os.path.isfile(path) else None
 
 
-def fields_of_limits(found):
-    """A run's resource limits ({name: value}, sandbox.limits()) as the job's L fields."""
-    return ["L%s=%d" % kv for kv in found.items()]
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One job of the run engine's program, as a value: each of its fields named (engine/runner.cpp
+    says what each does; its letter is in the comment). fields() writes the wire, the one place
+    that does: a module builds a Job, or the part of one it decides (dataclasses.replace)."""
+    command: tuple = ()  # C: a program and its arguments (a path first: the engine executes it)
+    module: str = ""  # M: instead, a lab's module, loaded into a child of the runner
+    library: str = ""  # W: with a module, a library of the grader's loaded before it
+    args: tuple = ()  # A: the module's arguments
+    env: tuple = ()  # E: the run's whole environment, as (name, value)
+    home: str = ""  # H: its working folder
+    wall_ms: int = 0  # T: its wall-time limit
+    max_out: int = 0  # O: the bytes of its stdout read
+    max_err: int = 0  # R: and of its stderr
+    limits: tuple = ()  # L: its resource limits, as (name, value) (sandbox.limits())
+    uid: object = None  # U: the user id it runs as (root only), or None
+    alone: bool = False  # K: the runner is alone in a PID namespace (bubblewrap, unshare)
+    places: tuple = ()  # P: places any user may write, each an empty one of its own
+    scratch_size: str = ""  # S: the size of each of those, and of the home folder
+    hidden: tuple = ()  # X: folders or files it must not see
+    own_proc: bool = False  # V: a /proc that shows no other user's processes
+    root: str = ""  # I: a root of its own, made at that empty folder
+    shown: tuple = ()  # B: with a root of its own, what of this system it shows, read-only
+    cgroups: tuple = ()  # G: cgroups' procs files it joins
+    new_student: bool = False  # N: alone in its job, a fresh child for the next student's runs
+
+    def fields(self):
+        """The job as the runner reads it: NUL-free strings, a letter and a value each."""
+        f = ["C" + w for w in self.command] + (["M" + self.module] if self.module else [])
+        f += ["W" + self.library] if self.library else []
+        f += ["U%d" % self.uid] if self.uid is not None else []
+        f += ["H" + self.home] if self.home else []
+        f += ["T%d" % self.wall_ms] if self.wall_ms else []
+        f += ["O%d" % self.max_out] if self.max_out else []
+        f += ["R%d" % self.max_err] if self.max_err else []
+        f += ["L%s=%d" % kv for kv in self.limits]
+        f += ["K"] if self.alone else []
+        f += ["P" + p for p in self.places] + (["S" + self.scratch_size] if self.scratch_size else [])
+        f += ["X" + p for p in self.hidden] + (["V"] if self.own_proc else [])
+        f += (["I" + self.root] if self.root else []) + ["B" + p for p in self.shown]
+        f += ["G" + p for p in self.cgroups] + (["N"] if self.new_student else [])
+        f += ["E%s=%s" % kv for kv in self.env] + ["A" + a for a in self.args]
+        return f
+
+    @classmethod
+    def of(cls, **parts):
+        """A Job of these parts (each given once: the parts a sandbox decides are a dict to
+        spread): limits and environment as dicts, as the sandbox keeps them, words as lists."""
+        for name in ("limits", "env"):
+            if isinstance(parts.get(name), dict):
+                parts[name] = tuple(parts[name].items())
+        for name in ("command", "args", "places", "hidden", "shown", "cgroups"):
+            if name in parts:
+                parts[name] = tuple(parts[name])
+        return cls(**parts)
 
 
 class Runner:
@@ -143,11 +198,11 @@ class Runner:
         self.proc = proc
         return None
 
-    def send(self, fields):
-        """Sends one job's fields (the empty field that ends a job added); its answer must be
-        read next (ready() or ask())."""
+    def send(self, job):
+        """Sends one job (a Job; the empty field that ends it added); its answer must be read
+        next (ready() or ask())."""
         self.busy = True
-        self.proc.stdin.write(b"".join(f.encode() + b"\0" for f in fields) + b"\0")
+        self.proc.stdin.write(b"".join(f.encode() + b"\0" for f in job.fields()) + b"\0")
         self.proc.stdin.flush()
 
     def ready(self):
@@ -156,15 +211,15 @@ class Runner:
         self.busy = False
         return answer == b"ready\n"
 
-    def ask(self, fields):
-        """Sends one job and reads its Run (limit left None: the caller knows its limits).
+    def ask(self, job):
+        """Sends one job (a Job) and reads its Run (limit left None: the caller knows its limits).
         A runner that ends during the job (OSError, ValueError or IndexError here) is
         stopped and the error raised: whose fault that was is the caller's to say."""
         failed = self.start()
         if failed:
             return not_started(failed)
         try:
-            self.send(fields)
+            self.send(job)
             head = self.proc.stdout.readline().split()
             out, err = self.proc.stdout.read(int(head[2])), self.proc.stdout.read(int(head[3]))
             self.busy = False

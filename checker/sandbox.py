@@ -10,7 +10,7 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
       /dev/shm and /run/lock, at any depth, and its System V IPC objects are removed. Where
       root may make a mount namespace, each run has one (and an IPC namespace): /proc shows
       only its user's processes, and the run has a root of its own with the allowlist below
-      (the run engine makes it, _out_of_sight's fields). Where root may not (a container
+      (the run engine makes it, _out_of_sight's parts of its job). Where root may not (a container
       without the right), it is kept out of the project and its build folder (and the class
       grader's places) by an ACL entry of no right (KeptOut); every other file any user may
       read is readable to it, and the isolation line says so. The class grader's runs (Runner, ForkedBox) also get, where root may make
@@ -177,10 +177,10 @@ def bwrap_allowlist(shown=(), bound=()):
 
 
 def engine_allowlist(root, shown=()):
-    """The run engine's fields for a root of its own at root (an empty folder): the allowlist,
-    with shown (folders or files) read-only where they are; the job's home is bound by the
-    engine itself."""
-    return ["I" + root] + ["B" + p for p in beyond_the_system(shown)]
+    """The run engine's job's parts (engine.Job's) for a root of its own at root (an empty
+    folder): the allowlist, with shown (folders or files) read-only where they are; the job's
+    home is bound by the engine itself."""
+    return {"root": root, "shown": tuple(beyond_the_system(shown))}
 
 
 _root_hidepid = []
@@ -604,15 +604,16 @@ class Sandbox:
         return limits + line_by_line + [self.lab] + args, self.home
 
     def _out_of_sight(self):
-        """The run engine's fields for a user of its own: that user (U), and, where a mount
-        namespace can be made, the grader's processes out of the lab's sight (V: /proc shows
-        only its user's) and a root of its own with the allowlist (I, B): the system, LibTorch,
-        the lab's own bin folder and its home."""
+        """The run engine's job's parts for a user of its own: that user, and, where a mount
+        namespace can be made, the grader's processes out of the lab's sight (a /proc that shows
+        only its user's) and a root of its own with the allowlist: the system, LibTorch, the
+        lab's own bin folder and its home."""
         if self.mode != "user":
-            return []
+            return {}
         if not root_hidepid():
-            return ["U%d" % self.uid]
-        return ["U%d" % self.uid, "V"] + engine_allowlist(self.new_root(), self.libraries + [os.path.join(self.work, "bin")])
+            return {"uid": self.uid}
+        return dict(uid=self.uid, own_proc=True, **engine_allowlist(
+            self.new_root(), self.libraries + [os.path.join(self.work, "bin")]))
 
     def new_root(self):
         """An empty folder of root's where the run engine makes the run's root (a tmpfs, in the
@@ -655,12 +656,11 @@ class Sandbox:
         self._fresh_home()
         cmd, home = self._command(args, timeout, leaky)
         cmd = [shutil.which(cmd[0]) or cmd[0]] + cmd[1:]  # the engine executes a path
-        fields = ["C" + w for w in cmd] + ["H" + self.home, "T%d" % int(timeout * 1000), "O%d" % max_out,
-                                           "R%d" % max_err] + engine.fields_of_limits(self.limits(timeout))
-        fields += ["E%s=%s" % kv for kv in self._env(home).items()]
-        fields += self._out_of_sight()  # its leftovers, as a user's: every process of that user
+        job = engine.Job.of(command=cmd, home=self.home, wall_ms=int(timeout * 1000), max_out=max_out,
+                            max_err=max_err, limits=self.limits(timeout), env=self._env(home),
+                            **self._out_of_sight())  # its leftovers, as a user's: every process of that user
         try:
-            run = self.engine.ask(fields)
+            run = self.engine.ask(job)
         except (OSError, ValueError, IndexError):
             run = engine.not_started("the run engine ended during the run")
         self._clean_up()

@@ -124,20 +124,20 @@ class Compiler:
     def _isolated(self, work):
         """What the compile's command runs under: the compiler reads the student's file, so as
         root it runs as the student's user id, in a root of its own (the run engine's fields);
-        without root, in bubblewrap's: (prefix of the command, fields of the job)."""
+        without root, in bubblewrap's: (prefix of the command, the job's parts: engine.Job's)."""
         if self.isolation == "bwrap":
-            return bwrap_root(work, self.command[1]), []
+            return bwrap_root(work, self.command[1]), {}
         if self.isolation not in ("user", "user-kept-out"):
-            return [], []
+            return [], {}
         os.chown(work, self.uid, self.uid)
         os.chown(os.path.join(work, "lab04_attention.cpp"), self.uid, self.uid)
         if self.isolation == "user-kept-out":  # no mount namespace here: the user alone (Runner.keep_out)
-            return [], ["U%d" % self.uid]
+            return [], {"uid": self.uid}
         new = os.path.join(os.path.dirname(work), "root")
         os.mkdir(new, 0o755)
-        return [], ["U%d" % self.uid, "V"] + sandbox.engine_allowlist(new, compile_needs(self.command[1]))
+        return [], dict(uid=self.uid, own_proc=True, **sandbox.engine_allowlist(new, compile_needs(self.command[1])))
 
-    def run(self, command, work, isolation=()):
+    def run(self, command, work, isolation=None):
         """Runs the compile through the run engine: (exit status, its messages, None) or, when
         it broke a limit, (status, messages, what it did). Its messages are read as they come,
         up to OUTPUT bytes: past that, or past its time, it is stopped."""
@@ -145,12 +145,11 @@ class Compiler:
         # is in reach of an .incbin); TMPDIR: a crash's reproducer files go with the work folder.
         env = dict(engine.minimal_environment(), PATH=os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
                    TMPDIR=work)
-        fields = ["C" + w for w in [shutil.which(command[0]) or command[0]] + command[1:]]
-        fields += ["H" + work, "T%d" % (self.timeout * 1000), "O%d" % OUTPUT, "R%d" % OUTPUT]
-        fields += engine.fields_of_limits({"as": MEMORY, "cpu": CPU, "fsize": FILE, "core": 0})
-        fields += ["E%s=%s" % kv for kv in env.items()] + list(isolation)
+        job = engine.Job.of(command=[shutil.which(command[0]) or command[0]] + command[1:], home=work,
+                            wall_ms=self.timeout * 1000, max_out=OUTPUT, max_err=OUTPUT,
+                            limits={"as": MEMORY, "cpu": CPU, "fsize": FILE, "core": 0}, env=env, **(isolation or {}))
         try:
-            run = self.engine.ask(fields)
+            run = self.engine.ask(job)
         except (OSError, ValueError, IndexError):
             run = engine.not_started("the run engine ended during the compile")
         output, status = run.out[:OUTPUT] + run.err[:OUTPUT], run.status

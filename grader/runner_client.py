@@ -53,7 +53,7 @@ class Runner:
         whose memory holds nothing of the students before (engine/runner.cpp, N)."""
         self._start()
         try:
-            self.engine.send(["N"])
+            self.engine.send(engine.Job(new_student=True))
             if self.engine.ready():
                 return
         except OSError:
@@ -61,10 +61,10 @@ class Runner:
         self.close_process()  # a runner that did not answer: the next run starts a new one
         self._start()
 
-    def job(self, fields):
-        """Runs one job (see engine/runner.cpp); its engine.Run."""
+    def job(self, job):
+        """Runs one job (an engine.Job); its engine.Run."""
         try:
-            return self.engine.ask(fields)
+            return self.engine.ask(job)
         except (OSError, ValueError, IndexError):
             return engine.not_started("the grader's runner ended during the run")
 
@@ -122,13 +122,12 @@ class ServedBox(sandbox.Sandbox):
             if failed:
                 return engine.not_started("could not be started: " + failed)
         self._empty_home()
-        fields = ["M" + self.seen(self.loads[1]), "H" + self.inside_home, "T%d" % int(timeout * 1000),
-                  "O%d" % max_out, "R%d" % max_err] + engine.fields_of_limits(self.limits(timeout))
-        fields += ["K"] if self.mode in ("bwrap", "unshare") else []
-        fields += ["E%s=%s" % kv for kv in self._env(self.inside_home).items()] + ["A" + a for a in args]
-        fields += ["W" + self.seen(engine.LEAKY_SOFTMAX)] if leaky else []
+        job = engine.Job.of(module=self.seen(self.loads[1]), home=self.inside_home, wall_ms=int(timeout * 1000),
+                            max_out=max_out, max_err=max_err, limits=self.limits(timeout),
+                            alone=self.mode in ("bwrap", "unshare"), env=self._env(self.inside_home), args=args,
+                            library=self.seen(engine.LEAKY_SOFTMAX) if leaky else "")
         try:
-            run = self.engine.ask(fields)
+            run = self.engine.ask(job)
         except (OSError, ValueError, IndexError):  # the lab killed its runner: this run is lost
             # The lab's own doing: in a user's sandbox its runner is within its reach.
             return engine.Run(-signal.SIGKILL, b"", b"its runner was killed during the run", None)
@@ -177,15 +176,15 @@ class ForkedBox(sandbox.Sandbox):
         if leaky and not self.leaky:
             return sandbox.no_leaky_softmax()
         self._fresh_home()
-        fields = ["M" + self.lab, "U%d" % self.uid, "H" + self.home, "T%d" % int(timeout * 1000),
-                  "O%d" % max_out, "R%d" % max_err] + engine.fields_of_limits(sandbox.limits(timeout))
+        private = {}
         if self.runner.places:  # a root of its own (the allowlist), its /tmp and home private tmpfs
-            fields += sandbox.engine_allowlist(self.new_root(), [os.path.join(self.work, "bin")])
-            fields += ["P/tmp", "S" + sandbox.SCRATCH_SIZE] + (["V"] if self.runner.own_proc else [])
-        fields += ["G" + p for p in self.runner.cgroup.procs]
-        fields += ["E%s=%s" % kv for kv in self._env(self.home).items()] + ["A" + a for a in args]
-        fields += ["W" + os.path.join(self.work, "bin", engine.LEAKY_SOFTMAX)] if leaky else []
-        run = self.runner.job(fields)
+            private = dict(places=("/tmp",), scratch_size=sandbox.SCRATCH_SIZE, own_proc=bool(self.runner.own_proc),
+                           **sandbox.engine_allowlist(self.new_root(), [os.path.join(self.work, "bin")]))
+        job = engine.Job.of(module=self.lab, uid=self.uid, home=self.home, wall_ms=int(timeout * 1000),
+                            max_out=max_out, max_err=max_err, limits=sandbox.limits(timeout),
+                            cgroups=self.runner.cgroup.procs, env=self._env(self.home), args=args,
+                            library=os.path.join(self.work, "bin", engine.LEAKY_SOFTMAX) if leaky else "", **private)
+        run = self.runner.job(job)
         self._clean_up()
         run.limit = self._limit(run.status, run.err)
         return run

@@ -23,6 +23,9 @@ The rule, as the code holds it:
   C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them).
   Classroom 50's job, which asks through sudo before the grader runs whether its runner can
   isolate a lab at all, runs the module's probes (sandbox.PROBES).
+- A job of the run engine is a value (checker/engine.py's Job), whose wire (a field: a letter,
+  then its value) is written there alone: in Python, a string of one capital letter joined to a
+  value ("C" + word) or one that formats it ("T%d" % ms), outside checker/engine.py.
 - What the instructor asked of a lab's isolation (LAB_SANDBOX) is read in one module,
   checker/isolation.py, which every module that chooses a sandbox, or how a class's compile is
   isolated, asks: in Python, os.environ.get, os.getenv or os.environ[...] of "LAB_SANDBOX", or
@@ -84,6 +87,8 @@ ENGINE_CALLERS = [os.path.join("watch", "lab_watch.cpp"), os.path.join("tests", 
 C_FORK = re.compile(r"\b(v?fork|clone3?|posix_spawnp?)\s*\(")
 PYTHON_FORKS = {"fork", "forkpty", "posix_spawn", "posix_spawnp"}
 C_MOUNT = re.compile(r"\bmount\s*\(")
+# Where a job's fields are written: the run engine's client, from a Job.
+WIRE_WRITERS = {os.path.join("checker", "engine.py"): "the run engine's client (Job.fields)"}
 # Where LAB_SANDBOX is read: the one module that says what the instructor asked.
 ASKERS = {os.path.join("checker", "isolation.py"): "the module of what the instructor asked"}
 C_ASK = re.compile(r"\bgetenv\s*\(\s*\"LAB_SANDBOX\"")
@@ -154,6 +159,19 @@ def python_asks(text):
     return found
 
 
+def python_wire(text):
+    """The lines of a Python module that write a field of a job: a capital letter joined to a
+    value ("C" + word) or formatting one ("T%d" % ms)."""
+    found = []
+    for node in ast.walk(ast.parse(re.sub(r"@\w+@", "0", text))):
+        if isinstance(node, ast.BinOp) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            letter = node.left.value
+            if isinstance(node.op, ast.Add) and re.fullmatch(r"[A-Z]", letter) or \
+                    isinstance(node.op, ast.Mod) and re.fullmatch(r"[A-Z]%[sd]|[A-Z]%s=%[sd]", letter):
+                found.append("line %d: %r" % (node.lineno, letter))
+    return found
+
+
 def python_forks(text):
     """The lines of a Python module that fork: os.fork and its kin, multiprocessing."""
     found = []
@@ -173,12 +191,15 @@ def is_shell_script(name, text):
     return name.endswith(".sh") or re.match(r"#!\s*\S*(/|env\s+)(ba|da|k)?sh\b", text) is not None
 
 
-def limit_setters(mounts=False, builders=False, forks=False, asks=False):
+def limit_setters(mounts=False, builders=False, forks=False, asks=False, wire=False):
     """{file (relative to the project): where it sets limits} for every product file that does;
     with mounts, where it mounts (a mount() call, a script); with builders, where it builds or
-    probes a sandbox; with asks, where it reads LAB_SANDBOX; with forks, where it forks (C++ and
+    probes a sandbox; with asks, where it reads LAB_SANDBOX; with wire, where it writes a job's
+    field; with forks, where it forks (C++ and
     Python: a shell script forks for every command it runs)."""
-    c_rule, shell_rule, python_rule = (C_ASK, SHELL_ASK, python_asks) if asks else \
+    never = re.compile(r"(?!)")
+    c_rule, shell_rule, python_rule = (never, never, python_wire) if wire else \
+        (C_ASK, SHELL_ASK, python_asks) if asks else \
         (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
         (C_BUILD, SHELL_BUILD, python_builders) if builders else \
         (C_FORK, re.compile(r"(?!)"), python_forks) if forks else (C_LIMIT, SHELL_LIMIT, python_limits)
@@ -255,6 +276,12 @@ def main(argv):
             relative, "not the sandbox's module")), relative in BUILDERS, places))
     checks.append(("the sandbox's module is found building (the search sees it)",
                    os.path.join("checker", "sandbox.py") in builders and "engine/runner.cpp" in builders, sorted(builders)))
+    writers = limit_setters(wire=True)
+    for relative, places in sorted(writers.items()):
+        checks.append(("%s writes a job's fields: it is %s" % (relative, WIRE_WRITERS.get(
+            relative, "not the run engine's client: build an engine.Job")), relative in WIRE_WRITERS, places))
+    checks.append(("the run engine's client is found writing a job's fields (the search sees it)",
+                   os.path.join("checker", "engine.py") in writers, sorted(writers)))
     askers = limit_setters(asks=True)
     for relative, places in sorted(askers.items()):
         checks.append(("%s reads LAB_SANDBOX: it is %s" % (relative, ASKERS.get(

@@ -96,19 +96,19 @@ def live():
     runner = engine.Runner([program, "-"], engine.minimal_environment())
     home = os.path.abspath("one_ending_home")
     os.makedirs(home, exist_ok=True)
-    shell = ["C/bin/sh", "C-c"]
+    shell = ["/bin/sh", "-c"]
     runs = {  # (the job's program, its time limit in ms): its Ending, its row's status
-        "overruns its time": ((shell + ["Cecho STEP 1; exec sleep 30"], 300), engine.Ending.TIME, Status.TIMED_OUT),
-        "floods its output": ((shell + ["Cexec yes STEP"], 20000), engine.Ending.SIZE, Status.TOO_MUCH_OUTPUT),
-        "dies of a signal": ((shell + ["Cecho STEP 1; kill -SEGV $$"], 20000), engine.Ending.CRASHED, Status.CRASHED),
-        "prints nothing": ((shell + ["Cexit 0"], 20000), engine.Ending.SILENT, Status.FAILED_TO_RUN),
-        "cannot be executed": ((["C" + os.path.join(home, "no-such-program")], 20000), engine.Ending.START, None),
-        "prints a line and exits": ((shell + ["Cecho STEP 1"], 20000), None, Status.GRADED),
+        "overruns its time": ((shell + ["echo STEP 1; exec sleep 30"], 300), engine.Ending.TIME, Status.TIMED_OUT),
+        "floods its output": ((shell + ["exec yes STEP"], 20000), engine.Ending.SIZE, Status.TOO_MUCH_OUTPUT),
+        "dies of a signal": ((shell + ["echo STEP 1; kill -SEGV $$"], 20000), engine.Ending.CRASHED, Status.CRASHED),
+        "prints nothing": ((shell + ["exit 0"], 20000), engine.Ending.SILENT, Status.FAILED_TO_RUN),
+        "cannot be executed": (([os.path.join(home, "no-such-program")], 20000), engine.Ending.START, None),
+        "prints a line and exits": ((shell + ["echo STEP 1"], 20000), None, Status.GRADED),
     }
     checks = []
     try:
         for what, ((command, limit), ending, status) in runs.items():
-            run = runner.ask(command + ["H" + home, "T%d" % limit, "O4096", "R4096"])
+            run = runner.ask(engine.Job.of(command=command, home=home, wall_ms=limit, max_out=4096, max_err=4096))
             if ending == engine.Ending.START:
                 got = run.stopped
             else:

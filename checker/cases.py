@@ -11,6 +11,7 @@ must say NO); the lab runs it with --digits 9 --verbose (arguments()), which
 prints every tensor of TENSORS in full, or, past SHOW_ALL rows or columns, its first and last
 SHOW_ENDS; with several heads, each head's under its "HEAD h of N" line.
 """
+import dataclasses
 import random
 import re
 
@@ -64,9 +65,22 @@ class BadCase(ValueError):
     says so."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A case, as a value: the text it was given as, and what that says."""
+    text: str  # seed,tokens,embed,head[,heads=N][,no-scale][,no-mask][,leaky-softmax]
+    seed: int
+    tokens: int  # T
+    embed: int  # C
+    head: int  # the head's size
+    heads: int = 1
+    scale: bool = True  # False: no-scale
+    mask: bool = True  # False: no-mask
+    leak: bool = False  # leaky-softmax: LibTorch's softmax made to leak in the lab (a grade's last case)
+
+
 def parse_case(text):
-    """The case as a dict: seed, tokens, embed, head, heads, scale and mask (BadCase if
-    malformed)."""
+    """The Case a text gives (BadCase if malformed)."""
     fields = text.split(",")
     try:
         seed, tokens, embed, head = (int(f) for f in fields[:4])
@@ -81,21 +95,21 @@ def parse_case(text):
         raise BadCase("bad case %r: expected seed,tokens,embed,head (sizes 1 to %d) optionally "
                       "followed by ,heads=N (1 to %d), ,no-scale, ,no-mask and/or ,leaky-softmax" % (
                           text, MAX_SIZE, MAX_HEADS))
-    return {"text": text, "seed": seed, "tokens": tokens, "embed": embed, "head": head, "heads": heads or 1,
-            "scale": "no-scale" not in flags, "mask": "no-mask" not in flags, "leak": "leaky-softmax" in flags}
+    return Case(text=text, seed=seed, tokens=tokens, embed=embed, head=head, heads=heads or 1,
+                scale="no-scale" not in flags, mask="no-mask" not in flags, leak="leaky-softmax" in flags)
 
 
 def arguments(case):
     """The lab's options for a case (after the program's name)."""
-    args = ["--seed", str(case["seed"]), "-T", str(case["tokens"]), "-C", str(case["embed"]),
-            "--head", str(case["head"])] + (["--heads", str(case["heads"])] if case["heads"] > 1 else []) + \
+    args = ["--seed", str(case.seed), "-T", str(case.tokens), "-C", str(case.embed),
+            "--head", str(case.head)] + (["--heads", str(case.heads)] if case.heads > 1 else []) + \
         ["--digits", "9", "--verbose"]
-    return args + ([] if case["scale"] else ["--no-scale"]) + ([] if case["mask"] else ["--no-mask"])
+    return args + ([] if case.scale else ["--no-scale"]) + ([] if case.mask else ["--no-mask"])
 
 
 def prints_every_entry(case):
     """Whether the lab prints each of this case's tensors whole (no size past SHOW_ALL)."""
-    return all(case[n] <= SHOW_ALL for n in ("tokens", "embed", "head"))
+    return all(n <= SHOW_ALL for n in (case.tokens, case.embed, case.head))
 
 
 def shown(n):
@@ -219,8 +233,8 @@ def twins(case_texts):
     keys = {}
     for i, text in enumerate(case_texts):
         c = parse_case(text)
-        keys.setdefault((c["tokens"], c["embed"], c["head"], c["heads"], c["scale"], c["mask"], c["leak"]), []).append(
-            (c["seed"], i))
+        keys.setdefault((c.tokens, c.embed, c.head, c.heads, c.scale, c.mask, c.leak), []).append(
+            (c.seed, i))
     pairs = []
     for found in keys.values():
         found = sorted(set(found))

@@ -237,7 +237,7 @@ def main(argv):
                 break
 
         def run_one(case):
-            return runs[case["text"]]
+            return runs[case.text]
         if args["grade"]:
             import grading
             import verdict

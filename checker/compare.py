@@ -9,7 +9,7 @@ of exactly 0 (-1e9, say) is as good as -inf: OK, with a note (fill_note()).
 """
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, NamedTuple, Optional
 
 import torch
 
@@ -18,10 +18,24 @@ import reference_attention
 from cases import ABS_TOL, REL_TOL, TENSORS, shown
 
 
+class Tensor(NamedTuple):
+    """A tensor as the lab printed it: shape (what its header claims; the weights' rows and
+    columns where it has none), rows and cols (the indices printed: a condensed view skips
+    some) and values (a float64 tensor, rows x cols)."""
+    shape: tuple
+    rows: list
+    cols: list
+    values: object
+
+
+class Unreadable(NamedTuple):
+    """A printed tensor that cannot be read, with why, in words for the report."""
+    why: str
+
+
 def read_block(lines, header):
-    """The tensor printed after the line starting with header, as a dict: shape, rows and
-    cols (the indices printed) and values (a float64 tensor, rows x cols); None when no such
-    line; or an error text for what cannot be read: a line that is no row, a header whose
+    """The tensor printed after the line starting with header, a Tensor; None when no such
+    line; or an Unreadable, for what cannot be read: a line that is no row, a header whose
     shape is not what its rows show (every entry printed), the tensor printed twice with
     different numbers (which of them the lab computed cannot be told)."""
     starts = [n for n, line in enumerate(lines) if line.startswith(header)]
@@ -30,15 +44,15 @@ def read_block(lines, header):
     blocks = [_block_at(lines, start, header) for start in starts]
     for other in blocks[1:]:
         if not _same_block(blocks[0], other):
-            return "printed %d times, with different numbers: which one the lab computed cannot be told" % (
-                len(blocks))
+            return Unreadable("printed %d times, with different numbers: which one the lab computed cannot be "
+                              "told" % len(blocks))
     return blocks[0]
 
 
 def _same_block(a, b):
-    if isinstance(a, dict) and isinstance(b, dict):
-        return (a["shape"], a["rows"], a["cols"]) == (b["shape"], b["rows"], b["cols"]) and \
-            bool(((a["values"] == b["values"]) | (torch.isnan(a["values"]) & torch.isnan(b["values"]))).all())
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return (a.shape, a.rows, a.cols) == (b.shape, b.rows, b.cols) and \
+            bool(((a.values == b.values) | (torch.isnan(a.values) & torch.isnan(b.values))).all())
     return a == b
 
 
@@ -54,11 +68,11 @@ def _block_at(lines, start, header):
         m = re.match("^" + indent + r"t(\d+): \[(.*)\]$", line)
         if not m:
             if line.startswith(indent + "t"):
-                return "cannot read the line %r" % line[:80]
+                return Unreadable("cannot read the line %r" % line[:80])
             break
         rows.append((int(m.group(1)), m.group(2).split(", ")))
     if not rows:
-        return "no rows printed after %r" % lines[start][:80]
+        return Unreadable("no rows printed after %r" % lines[start][:80])
     if shape is None:  # the weights: T rows; columns as printed, or T when condensed
         n = rows[-1][0] + 1
         shape = (n, n if "..." in rows[-1][1] else len(rows[-1][1]))
@@ -68,19 +82,19 @@ def _block_at(lines, start, header):
         columns = list(range(cut)) + [shape[1] - len(cells) + cut + 1 + k
                                       for k in range(len(cells) - cut - 1)]
         if cols is not None and columns != cols:
-            return "row t%d has %d entries, row t%d %d" % (rows[0][0], len(cols), i, len(columns))
+            return Unreadable("row t%d has %d entries, row t%d %d" % (rows[0][0], len(cols), i, len(columns)))
         cols = columns
         try:
             grid.append([float(text) for text in cells[:cut] + cells[cut + 1:]])
         except ValueError:
             bad = next(t for t in cells[:cut] + cells[cut + 1:] if not is_number(t))
-            return "cannot read the number %r in row t%d" % (bad[:40], i)
+            return Unreadable("cannot read the number %r in row t%d" % (bad[:40], i))
     indices = [i for i, _ in rows]
     whole = indices == list(range(len(indices))) and cols == list(range(len(cols)))
     if claimed and whole and not condensed and (len(indices), len(cols)) != shape:
-        return "its header claims the shape (%d, %d), but %d rows of %d entries were printed" % (
-            shape + (len(indices), len(cols)))
-    return {"shape": shape, "rows": indices, "cols": cols, "values": torch.tensor(grid, dtype=torch.float64)}
+        return Unreadable("its header claims the shape (%d, %d), but %d rows of %d entries were printed" % (
+            shape + (len(indices), len(cols))))
+    return Tensor(shape, indices, cols, torch.tensor(grid, dtype=torch.float64))
 
 
 def is_number(text):
@@ -122,15 +136,15 @@ def compare(block, expected, name=None, detail=True, e=None):
     fill_as_good_as_minus_inf), only for the masked scores. Without detail what differs is
     only "differs"; e, when given, is expected at the printed rows and columns, in float64."""
     want = (expected.shape[0], expected.shape[1])
-    if block["shape"] != want:
-        return "shape (%d, %d), expected (%d, %d)" % (block["shape"] + want), set()
+    if block.shape != want:
+        return "shape (%d, %d), expected (%d, %d)" % (block.shape + want), set()
     rows, cols = shown(want[0]), shown(want[1])
-    if block["rows"] != rows or block["cols"] != cols:
+    if block.rows != rows or block.cols != cols:
         return "%d numbers printed, %d expected for shape (%d, %d)" % (
-            (block["values"].numel(), len(rows) * len(cols)) + want), set()
+            (block.values.numel(), len(rows) * len(cols)) + want), set()
     if e is None:
         e = expected.double()[rows][:, cols]
-    p = block["values"]
+    p = block.values
     if torch.allclose(p, e, rtol=REL_TOL, atol=ABS_TOL, equal_nan=True):  # the usual answer, fast
         return None, set()
     if not detail and name != "masked scores":
@@ -160,8 +174,8 @@ def first_difference(blocks, expected, names=None):
         block = blocks[name]
         if block is None:
             return step, name, "was not printed"
-        if isinstance(block, str):
-            return step, name, block
+        if isinstance(block, Unreadable):
+            return step, name, block.why
         problem, fills = compare(block, expected[name], name)
         if names is not None:
             names.update(fills)
@@ -240,14 +254,14 @@ class CaseResult:
 
 
 def expected_of(case, of_head=0):
-    return reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
-                                         scale=case["scale"], mask=case["mask"], heads=case["heads"],
-                                         of_head=of_head, leak=case["leak"])
+    return reference_attention.attention(case.seed, case.tokens, case.embed, case.head,
+                                         scale=case.scale, mask=case.mask, heads=case.heads,
+                                         of_head=of_head, leak=case.leak)
 
 
 def wanted_exit(case):
     """The lesson's exit status for a case: 1 when STEP 7 fails in any head."""
-    heads = [expected_of(case, h) for h in range(case["heads"])]
+    heads = [expected_of(case, h) for h in range(case.heads)]
     return 0 if all(e["sums_ok"] and e["causal_ok"] for e in heads) else 1
 
 
@@ -267,22 +281,22 @@ def head_views(lines, heads):
 
 
 def judge(case, run):
-    """The CaseResult of one case (a dict of cases.parse_case) from its run (a running.Ran).
+    """The CaseResult of one case (a cases.Case) from its run (a running.Ran).
     With several heads, each head is judged as a run of its own, and the result is the first
     head's that is NOT OK (of_head says which), with every head's lines and tensors in heads;
     when all are OK, STEP 8 (the heads side by side, projected) is judged too."""
-    if case["heads"] == 1:
+    if case.heads == 1:
         return judge_head(case, run, run.lines, 0)
-    views = [judge_head(case, run, lines, h) for h, lines in enumerate(head_views(run.lines, case["heads"]))]
+    views = [judge_head(case, run, lines, h) for h, lines in enumerate(head_views(run.lines, case.heads))]
     if run.ended:  # where it stopped: the first head that went wrong, else the last it reached
         wrong = [v for v in views if v.printed_right is False]
-        reached = [v for v in views if any(isinstance(b, dict) and n != "x" for n, b in v.parsed.items())]
+        reached = [v for v in views if any(isinstance(b, Tensor) and n != "x" for n, b in v.parsed.items())]
         result = (wrong[:1] or reached[-1:] or views)[0]
     else:
         # the head whose printed numbers differ first; else the first head NOT OK (by the run's
         # exit status, which another head may have caused, or by what it never printed)
         wrong = [v for v in views if not v.ok]
-        differ = [v for v in wrong if v.name and isinstance(v.parsed.get(v.name), dict)]
+        differ = [v for v in wrong if v.name and isinstance(v.parsed.get(v.name), Tensor)]
         result = min(differ, key=lambda v: v.step) if differ else (wrong or views)[0]
     result.heads = [HeadView(v.out, v.parsed) for v in views]
     result.whole_out = run.lines
@@ -296,7 +310,7 @@ def judge_step_8(case, run, result):
     expected = expected_of(case)
     for name, header in (("joined", "    heads side by side, shape"), ("projected", "    projected, shape")):
         block = read_block(run.lines, header)
-        problem = ("was not printed" if block is None else block if isinstance(block, str)
+        problem = ("was not printed" if block is None else block.why if isinstance(block, Unreadable)
                    else compare(block, expected[name])[0])
         if problem:
             result.ok, result.step, result.name = False, 8, name
@@ -306,15 +320,15 @@ def judge_step_8(case, run, result):
 
 def judge_head(case, run, out, of_head):
     """judge() for one head, whose lines (as a run of that head alone prints them) are out."""
-    result = CaseResult(text=case["text"], out=out, status=run.status, ended=run.ended, timed_out=run.timed_out,
+    result = CaseResult(text=case.text, out=out, status=run.status, ended=run.ended, timed_out=run.timed_out,
                         problem=run.problem, of_head=of_head, refused=refusal(run), said=said_line(run.err))
     status, err = run.status, run.err
-    of = " of head %d" % of_head if case["heads"] > 1 else ""
+    of = " of head %d" % of_head if case.heads > 1 else ""
     blocks = {name: read_block(out, header) for _, name, header in TENSORS}
     result.parsed = blocks
     if run.ended:
         result.lines = ["the lab " + run.problem]
-        printed = [name for _, name, _ in TENSORS if isinstance(blocks[name], dict)]
+        printed = [name for _, name, _ in TENSORS if isinstance(blocks[name], Tensor)]
         if printed:  # what it printed before it stopped: right, or where it went wrong
             # Every tensor may have been printed right before a crash or a time-out: then
             # there is no difference, and what it printed is still judged (grading.py).
@@ -327,11 +341,11 @@ def judge_head(case, run, out, of_head):
         expected = expected_of(case, of_head)
         diff = first_difference(blocks, expected, result.fills)
         refused = result.refused if result.refused and result.refused.head == of_head else None
-        if refused and (diff is None or (order(diff[1]) >= order(refused.name) and not isinstance(blocks[diff[1]], dict))):
+        if refused and (diff is None or (order(diff[1]) >= order(refused.name) and not isinstance(blocks[diff[1]], Tensor))):
             # What it printed is right, and then it stopped on a tensor of the wrong kind.
             result.step, result.name, result.printed_right = refused.step, refused.name, True
             result.lines = ["STEP %s: %s%s: %s, and the lab stopped there (exit %d): %s" % (
-                refused.step, refused.name, of, "its numbers are right" if isinstance(blocks[refused.name], dict)
+                refused.step, refused.name, of, "its numbers are right" if isinstance(blocks[refused.name], Tensor)
                 else "not printed", status, result.said)]
         elif diff and diff[2] == "was not printed" and blank_step(out):
             # a starter's blank: the run stops at its TODO, before the step's tensor
@@ -362,7 +376,7 @@ def judge_head(case, run, out, of_head):
                 result.exit = ExitStatus(status, want_exit)
             else:
                 result.ok = True
-        if any(isinstance(b, dict) for b in blocks.values()):  # something to explain
+        if any(isinstance(b, Tensor) for b in blocks.values()):  # something to explain
             result.blocks = blocks
     if not result.ok:
         result.lines.append("command: " + " ".join(run.command))

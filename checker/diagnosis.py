@@ -41,8 +41,8 @@ class Explainer:
             for m in combo:
                 change.update(m["change"])
             self.cache[key] = reference_attention.attention(
-                c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
-                mistake={"change": change} if combo else None, heads=c["heads"], of_head=of_head, leak=c["leak"])
+                c.seed, c.tokens, c.embed, c.head, scale=c.scale, mask=c.mask,
+                mistake={"change": change} if combo else None, heads=c.heads, of_head=of_head, leak=c.leak)
         return self.cache[key]
 
     def shown(self, text, combo, name, of_head=0):
@@ -60,7 +60,7 @@ class Explainer:
         predicted = self.predict(case.text, combo, of_head)
         for _, name, _ in cases.TENSORS:
             block = case.blocks[name]
-            if isinstance(block, str):
+            if isinstance(block, compare.Unreadable):
                 return False
             if block is not None and compare.compare(block, predicted[name], name, detail=False,
                                               e=self.shown(case.text, combo, name, of_head))[0] is not None:
@@ -292,7 +292,7 @@ def after_right_numbers(cases):
                                                               verdict_words(printed), verdict_words(expected))
                  if got != want]
         said = " and ".join("%s said %s where these weights give %s" % w for w in wrong) or "printed another line"
-        if parse_case(c.text)["leak"]:
+        if parse_case(c.text).leak:
             return [right + "what goes wrong is STEP 7: its check %s, so it did not judge the weights your steps made"
                     % said,
                     "           in case %s the grader made LibTorch's softmax leak: its weights do not add up to 1 and "
@@ -331,8 +331,8 @@ def same_tensor_lines(case, ex):
     lines = []
     for _, name, _ in cases.TENSORS:
         block = case.blocks[name]
-        if not isinstance(block, dict) or compare.compare(block, lesson[name], name)[0] is None \
-                or own_inputs.one_number(block["values"].flatten()):
+        if not isinstance(block, compare.Tensor) or compare.compare(block, lesson[name], name)[0] is None \
+                or own_inputs.one_number(block.values.flatten()):
             continue
         for _, other, _ in cases.TENSORS:
             if other == name:
@@ -342,9 +342,8 @@ def same_tensor_lines(case, ex):
                              "written where the other belongs?" % (name, case.text, other))
                 break
             theirs = case.blocks[other]
-            if isinstance(theirs, dict) and theirs["shape"] == block["shape"] and \
-                    theirs["rows"] == block["rows"] and theirs["cols"] == block["cols"] and \
-                    bool(compare.agreeing(block["values"], theirs["values"]).all()):
+            if isinstance(theirs, compare.Tensor) and (theirs.shape, theirs.rows, theirs.cols) == (
+                    block.shape, block.rows, block.cols) and bool(compare.agreeing(block.values, theirs.values).all()):
                 lines.append("same tensor: the %s printed in case %s equal the %s it printed: was "
                              "one written where the other belongs?" % (name, case.text, other))
                 break

@@ -47,7 +47,7 @@ def judge_steps(result, case):
         # it stopped (a crash, a hang, a blank of a starter, an error): the heads after the last it
         # printed never ran
         stopped_in = max([h for h, v in enumerate(views) if any(
-            isinstance(b, dict) for n, b in (v.parsed or {}).items() if n != "x")] or [0])
+            isinstance(b, compare.Tensor) for n, b in (v.parsed or {}).items() if n != "x")] or [0])
     stopped = None  # how the run stopped before its end (a crash, a hang, an error, a refusal)
     if result.ended or result.status not in (0, 1):
         stopped = result.problem or "exited %s%s" % (result.status, ": " + result.said if result.said else "")
@@ -88,11 +88,11 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
     an error, a refusal), or None: the step it stopped in is wrong (what stopped it is that step's),
     and the steps after it were not reached, which is not wrong."""
     got = {name: blocks.get(name) for _, name, _ in cases.TENSORS}
-    ref = reference_attention.attention(case["seed"], case["tokens"], case["embed"], case["head"],
-                                        scale=case["scale"], mask=case["mask"], heads=case["heads"],
-                                        of_head=of_head, leak=case["leak"])
+    ref = reference_attention.attention(case.seed, case.tokens, case.embed, case.head,
+                                        scale=case.scale, mask=case.mask, heads=case.heads,
+                                        of_head=of_head, leak=case.leak)
     verdicts, unprinted = {}, set()
-    last = max([n for n, t, _ in cases.TENSORS if isinstance(got[t], dict)] or [0])
+    last = max([n for n, t, _ in cases.TENSORS if isinstance(got[t], compare.Tensor)] or [0])
     stop = "the lab stopped at STEP %s" % refused.step if refused else "the run stopped after STEP %d" % last
 
     def judge(step, name, of, on=None, expected=None):
@@ -106,8 +106,8 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
                 verdicts[step] = Judged("the lab %s in this step" % stopped) if step == last + 1 and not refused \
                     else Judged(stop, reached=False)
             return
-        if isinstance(block, str):
-            verdicts[step] = Judged("its %s: %s" % (name, block), unreadable=True)
+        if isinstance(block, compare.Unreadable):
+            verdicts[step] = Judged("its %s: %s" % (name, block.why), unreadable=True)
             unprinted.add(step)
             return
         if block is None:
@@ -117,8 +117,8 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
             problem = None  # nothing it printed can be compared (or computed): no evidence either way
         else:
             expected = on.expected if on else expected
-            if on and tuple(block["values"].shape) == tuple(expected.shape):
-                expected = torch.where(on.judged, expected, block["values"])  # the rest agrees with itself
+            if on and tuple(block.values.shape) == tuple(expected.shape):
+                expected = torch.where(on.judged, expected, block.values)  # the rest agrees with itself
             problem = compare.compare(block, expected, name)[0]
             problem = problem and "%s is not %s: %s" % (name, of, problem)
         if problem or step not in verdicts:
@@ -128,8 +128,8 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
     for name in ("q", "k", "v"):
         judge(2, name, "the reference's", expected=ref[name])
     on = own_inputs.on_own_inputs(got, case)
-    for step, name, of in ((3, "scores", "its q times its k transposed%s" % (", scaled" if case["scale"] else "")),
-                           (4, "masked scores", "its scores with the future masked" if case["mask"] else "its scores"),
+    for step, name, of in ((3, "scores", "its q times its k transposed%s" % (", scaled" if case.scale else "")),
+                           (4, "masked scores", "its scores with the future masked" if case.mask else "its scores"),
                            (5, "weights", "softmax of its masked scores"), (6, "out", "its weights times its v")):
         if step in on:
             judge(step, name, of, on[step])
@@ -141,14 +141,14 @@ def judge_head_steps(out, blocks, case, of_head, status, want, fused_disagrees, 
         if not any(line.startswith("STEP 7") for line in out):
             verdicts[7] = Judged(stop, reached=False)
     for step, names in own_inputs.STEP_INPUTS.items():  # what it takes cannot be read: not judged
-        unread = [n for n in names if isinstance(got[n], str)]
+        unread = [n for n in names if isinstance(got[n], compare.Unreadable)]
         if unread and not (verdicts.get(step) and verdicts[step].problem):
-            verdicts[step] = Judged("the %s it takes: %s" % (unread[0], got[unread[0]]), unreadable=True)
+            verdicts[step] = Judged("the %s it takes: %s" % (unread[0], got[unread[0]].why), unreadable=True)
     if 7 in on and not (refused and verdicts.get(7)) and not (verdicts.get(7) and verdicts[7].unreadable):
         if stopped and not any(line.startswith("STEP 7") for line in out):  # it stopped in STEP 6
             verdicts[7] = Judged(stop, reached=False)
         else:
-            verdicts[7] = judge_step_7(out, on[7], status, want, fused_disagrees, case["leak"])
+            verdicts[7] = judge_step_7(out, on[7], status, want, fused_disagrees, case.leak)
     if stopped:  # what it never got to
         for step in cases.STEP_NUMBERS:
             verdicts.setdefault(step, Judged(stop, reached=False))
@@ -282,8 +282,8 @@ def inputs_made_up(results, evidence_in):
     blocks = [(r.heads[0].parsed if r.heads else r.parsed) or {} for r in results]
     found = {}
     for a, b in cases.twins([r.text for r in results]):
-        lesson = [reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"],
-                                                mask=c["mask"], heads=c["heads"], of_head=0, leak=c["leak"])
+        lesson = [reference_attention.attention(c.seed, c.tokens, c.embed, c.head, scale=c.scale,
+                                                mask=c.mask, heads=c.heads, of_head=0, leak=c.leak)
                   for c in (cases.parse_case(results[a].text), cases.parse_case(results[b].text))]
         if own_inputs.stayed("x", blocks[a], blocks[b], *lesson) is not False:
             continue  # the lab's own x is the same in both (a seed of its own): nothing to tell

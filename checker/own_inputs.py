@@ -79,15 +79,15 @@ class OnOwnInputs(NamedTuple):
 
 def full(block):
     """The printed tensor as a float64 tensor, when every entry was printed; else None."""
-    if not isinstance(block, dict):
+    if not isinstance(block, compare.Tensor):
         return None
-    rows, cols = block["shape"]
+    rows, cols = block.shape
     # The shape is what the lab claims: compare counts first, so that a claim of a hundred
     # million rows costs nothing (a list of them would take seconds and gigabytes).
-    if len(block["rows"]) != rows or len(block["cols"]) != cols or \
-            block["rows"] != list(range(rows)) or block["cols"] != list(range(cols)):
+    if len(block.rows) != rows or len(block.cols) != cols or \
+            block.rows != list(range(rows)) or block.cols != list(range(cols)):
         return None
-    return block["values"]
+    return block.values
 
 
 # --- what agrees with what, within the comparison's tolerance ---------------------------------
@@ -132,8 +132,8 @@ def step3(q, k, case):
     if q.shape[1] != k.shape[1]:
         return OnOwnInputs(None, None, Why(MISFIT, ("q", "k")))
     expected = q @ k.transpose(0, 1)
-    if case["scale"]:
-        expected = expected * (1.0 / case["head"] ** 0.5)
+    if case.scale:
+        expected = expected * (1.0 / case.head ** 0.5)
     judged = _finite_rows(q).unsqueeze(1) & _finite_rows(k).unsqueeze(0) & torch.isfinite(expected)
     values = expected[judged]
     zero = tuple(n for n, t in (("q", q), ("k", k)) if bool((t == 0).all()))
@@ -155,7 +155,7 @@ def step4(scores, case):
     """STEP 4 on the lab's scores: every score above the diagonal -inf (none with --no-mask)."""
     T = scores.shape[0]
     keep = torch.ones(scores.shape, dtype=torch.bool).tril()
-    if not case["mask"]:
+    if not case.mask:
         return OnOwnInputs(scores.clone(), torch.isfinite(scores), Why(NO_MASK, ("scores",)))
     expected = scores.masked_fill(~keep, float("-inf"))
     rows = torch.isfinite(scores.masked_fill(~keep, 0.0)).all(dim=1)  # what the mask keeps is numbers
@@ -290,8 +290,8 @@ def on_own_inputs(blocks, case):
     if got["scores"] is not None:
         steps[4] = step4(got["scores"], case)
     if got["masked scores"] is not None:
-        steps[5] = step5(got["masked scores"], case.get("leak", False), got["weights"])
-    plain = unleaked(got["weights"], got["masked scores"]) if case.get("leak") else None
+        steps[5] = step5(got["masked scores"], case.leak, got["weights"])
+    plain = unleaked(got["weights"], got["masked scores"]) if case.leak else None
     if got["weights"] is not None and got["v"] is not None:
         steps[6] = step6(got["weights"], got["v"], plain)
     if got["weights"] is not None:

@@ -61,7 +61,7 @@ def run_case(box, case, timeout, program):
     args = cases.arguments(case)
     ooms = sandbox.oom_kills()
     # (leaky-softmax: LibTorch's softmax made to leak in the lab's process, engine/leaky_softmax.cpp)
-    run = box.run(args, timeout, cases.MAX_STDOUT, cases.MAX_STDERR, **({"leaky": True} if case["leak"] else {}))
+    run = box.run(args, timeout, cases.MAX_STDOUT, cases.MAX_STDERR, **({"leaky": True} if case.leak else {}))
     if run.stopped == Ending.START:
         raise sandbox.NotStarted("the sandbox could not start the lab: %s"
                                  % run.err.decode("utf-8", "replace").strip()[:300])

@@ -189,7 +189,7 @@ def order_slip(source):
 def shape_slip(name, shape, case):
     """Words for a tensor whose shape a slip of order gives (scores of (HEAD, HEAD): q was
     transposed, not k), or None."""
-    T, HEAD = case["tokens"], case["head"]
+    T, HEAD = case.tokens, case.head
     if name in ("scores", "masked scores") and shape == (HEAD, HEAD) and T != HEAD:
         return ("q was transposed instead of k: (HEAD, T) @ (T, HEAD) gives scores of (HEAD, HEAD) = (%d, %d); "
                 "transpose k: q.matmul(k.transpose(-2, -1)), (T, HEAD) @ (HEAD, T) -> (T, T)" % (HEAD, HEAD))

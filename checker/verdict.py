@@ -128,7 +128,7 @@ def grade_lines(results, not_run, points):
     if named:  # the cases a student can run to see what went wrong
         lines += ["to run a case where a STEP went wrong:"] + [
             "  case %s: %sbuild/lab04_attention %s" % (
-                text, "LD_PRELOAD=build/lab04_leaky_softmax.so " if cases.parse_case(text)["leak"] else "",
+                text, "LD_PRELOAD=build/lab04_leaky_softmax.so " if cases.parse_case(text).leak else "",
                 " ".join(cases.arguments(cases.parse_case(text))))
             for text in named]
     return score, total, grades, parts, lines

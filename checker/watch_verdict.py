@@ -121,7 +121,7 @@ def judged(runs, explainer):
     """The verdict's lines, without their "check: "."""
     import compare
     import verdict
-    results, not_run = verdict.run_cases(lambda case: runs[case["text"]], cases.DEFAULT_CASES)
+    results, not_run = verdict.run_cases(lambda case: runs[case.text], cases.DEFAULT_CASES)
     blank = compare.first_blank(results)
     if blank and not any(verdict.wrong_before_blank(r, blank) for r in results):
         return [verdict.starter_line(results, blank)]  # what is written is right: no more to say

@@ -242,12 +242,12 @@ def wrong_numbers(results):
     parts = []
     for r in results:
         block = (r.blocks or {}).get(r.name) if not r.ok else None
-        if isinstance(block, dict) and own_inputs.full(block) is not None and not grading.not_numbers(
-                block["values"], compare.expected_of(cases.parse_case(r.text), r.of_head)[r.name]):
+        if isinstance(block, compare.Tensor) and own_inputs.full(block) is not None and not grading.not_numbers(
+                block.values, compare.expected_of(cases.parse_case(r.text), r.of_head)[r.name]):
             # (NaN is no number: two labs that print NaN printed nothing alike); the STEP as text,
             # as class.json has always kept it (and the key, its hash, with it)
-            parts.append((r.text, str(r.step), r.name, r.of_head, tuple(block["shape"]),
-                          block["values"].tolist()))
+            parts.append((r.text, str(r.step), r.name, r.of_head, tuple(block.shape),
+                          block.values.tolist()))
     if not parts:
         return None
     return {"step": parts[0][1], "name": parts[0][2], "key": hashlib.sha256(repr(parts).encode()).hexdigest()[:20]}

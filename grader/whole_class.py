@@ -97,8 +97,8 @@ def grade(args, students):
     torch.set_num_threads(1)
     for text in args["cases"]:
         c = cases.parse_case(text)
-        reference_attention.attention(c["seed"], c["tokens"], c["embed"], c["head"], scale=c["scale"], mask=c["mask"],
-                                      heads=c["heads"], leak=c["leak"])
+        reference_attention.attention(c.seed, c.tokens, c.embed, c.head, scale=c.scale, mask=c.mask,
+                                      heads=c.heads, leak=c.leak)
     started = time.monotonic()
     jobs = [(s, args["points"], args["timeout"], args["cases"], args["template"]) for s in mine]
     context = multiprocessing.get_context("fork")

@@ -33,7 +33,7 @@ def printed(tensors):
         t = tensors[name]
         rows, cols = cases.shown(t.shape[0]), cases.shown(t.shape[1])
         values = torch.round(t.double()[rows][:, cols] * 1e9) / 1e9
-        blocks[name] = {"shape": tuple(t.shape), "rows": rows, "cols": cols, "values": values}
+        blocks[name] = compare.Tensor(tuple(t.shape), rows, cols, values)
     return blocks
 
 

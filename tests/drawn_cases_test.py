@@ -38,7 +38,7 @@ from mistakes import MISTAKES
 
 def simulated(ex, text, combo):
     """One case of a lab that makes the mistakes of combo, as compare.judge's result has it."""
-    return simulated_tensors(text, [ex.predict(text, combo, of_head=h) for h in range(cases.parse_case(text)["heads"])])
+    return simulated_tensors(text, [ex.predict(text, combo, of_head=h) for h in range(cases.parse_case(text).heads)])
 
 
 # Labs whose q, k and v carry no information, as a student who wants the points without the
@@ -54,10 +54,10 @@ def with_inputs(lesson, case, make):
     and STEP 3 to 6 computed on them as the lab computes them (float32)."""
     t = dict(lesson)
     q, k, v = (make(lesson[n].float()) for n in ("q", "k", "v"))
-    scores = q @ k.transpose(0, 1) * ((1.0 / case["head"] ** 0.5) if case["scale"] else 1.0)
+    scores = q @ k.transpose(0, 1) * ((1.0 / case.head ** 0.5) if case.scale else 1.0)
     tril = torch.ones(scores.shape, dtype=torch.bool).tril()
-    masked = scores.masked_fill(~tril, float("-inf")) if case["mask"] else scores
-    weights = reference_attention.leaky_softmax(masked, -1) if case["leak"] else torch.softmax(masked, dim=-1)
+    masked = scores.masked_fill(~tril, float("-inf")) if case.mask else scores
+    weights = reference_attention.leaky_softmax(masked, -1) if case.leak else torch.softmax(masked, dim=-1)
     t.update(q=q, k=k, v=v, scores=scores, weights=weights, out=weights @ v)
     t["masked scores"] = masked
     return t
@@ -65,7 +65,7 @@ def with_inputs(lesson, case, make):
 
 def no_information_lost(ex, texts, make):
     tensors = lambda text: [with_inputs(ex.predict(text, (), of_head=h), cases.parse_case(text), make)
-                            for h in range(cases.parse_case(text)["heads"])]
+                            for h in range(cases.parse_case(text).heads)]
     grades = grading.grade_steps([simulated_tensors(text, tensors(text)) for text in texts])
     return sorted(n for n in range(1, 8) if grades[n] is not None)
 
@@ -75,22 +75,22 @@ def simulated_tensors(text, heads):
     result has it."""
     case = cases.parse_case(text)
     views, status, refused = [], 0, None
-    for h in range(case["heads"]):
+    for h in range(case.heads):
         tensors = heads[h]
         blocks = printed(tensors)
         out = []
-        if tuple(tensors["out"].shape) != (case["tokens"], case["head"]):  # the lab stops there
+        if tuple(tensors["out"].shape) != (case.tokens, case.head):  # the lab stops there
             status, refused = cases.EXIT_NOT_THE_LESSONS_TENSOR, compare.Refusal(h, 6, "out")
         else:
-            sums, causal = own_inputs.own_checks(blocks["weights"]["values"])
+            sums, causal = own_inputs.own_checks(blocks["weights"].values)
             out = [compare.verdict_line(sums, causal)]
             status = status or (0 if sums and causal else 1)
         views.append(compare.HeadView(out, blocks))
         if refused:
             break
-    views += [compare.HeadView([], {}) for _ in range(case["heads"] - len(views))]
+    views += [compare.HeadView([], {}) for _ in range(case.heads - len(views))]
     return compare.CaseResult(text=text, out=views[0].out, parsed=views[0].parsed, status=status,
-                              heads=views if case["heads"] > 1 else None, whole_out=[l for v in views for l in v.out],
+                              heads=views if case.heads > 1 else None, whole_out=[l for v in views for l in v.out],
                               refused=refused)
 
 
@@ -102,15 +102,15 @@ def lost(ex, texts, combo):
 def of_its_kind(public, drawn):
     """What makes drawn not a case of public's kind, or None."""
     p, d = cases.parse_case(public), cases.parse_case(drawn)
-    sizes = lambda c: (c["tokens"], c["embed"], c["head"])
+    sizes = lambda c: (c.tokens, c.embed, c.head)
     problems = []
-    if (p["scale"], p["mask"], p["heads"] > 1, p["leak"]) != (d["scale"], d["mask"], d["heads"] > 1, d["leak"]):
+    if (p.scale, p.mask, p.heads > 1, p.leak) != (d.scale, d.mask, d.heads > 1, d.leak):
         problems.append("other flags or heads")
-    if (p["tokens"] == 1) != (d["tokens"] == 1) or (p["tokens"] == 16) != (d["tokens"] == 16):
+    if (p.tokens == 1) != (d.tokens == 1) or (p.tokens == 16) != (d.tokens == 16):
         problems.append("one token or sixteen, where the public case has not, or the other way")
-    if (p["embed"] == p["head"]) != (d["embed"] == d["head"]):
+    if (p.embed == p.head) != (d.embed == d.head):
         problems.append("embed and head equal where the public case's differ, or the other way")
-    if p["tokens"] > 1 and (p["tokens"] == p["head"]) != (d["tokens"] == d["head"]):
+    if p.tokens > 1 and (p.tokens == p.head) != (d.tokens == d.head):
         problems.append("tokens as many as the head's size where the public case's differ, or the other way")
     if len(set(sizes(p))) == 3 and len(set(sizes(d))) != 3:
         problems.append("sizes equal where the public case's all differ")

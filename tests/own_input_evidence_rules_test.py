@@ -16,6 +16,7 @@ import project  # noqa: F401  (puts checker/ on sys.path)
 import checklist
 import torch
 
+import cases
 import own_inputs as oi
 
 INF = float("inf")
@@ -27,7 +28,7 @@ def t(rows):
 
 
 def case(scale=False, head=2, mask=True):
-    return {"scale": scale, "head": head, "mask": mask}
+    return cases.Case(text="a case", seed=0, tokens=3, embed=2, head=head, scale=scale, mask=mask)
 
 
 def why(found):

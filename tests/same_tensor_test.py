@@ -26,8 +26,7 @@ def printed(tensors):
     blocks = {}
     for _, name, _ in cases.TENSORS:
         t = tensors[name].double()
-        blocks[name] = {"shape": tuple(t.shape), "rows": cases.shown(t.shape[0]),
-                        "cols": cases.shown(t.shape[1]), "values": t}
+        blocks[name] = compare.Tensor(tuple(t.shape), cases.shown(t.shape[0]), cases.shown(t.shape[1]), t)
     return blocks
 
 

@@ -111,16 +111,16 @@ def stopped_lab(ex, how):
         right = ex.predict(text, ())
         blocks = printed(right)
         if how.startswith("stops"):  # the lab's line, as lab04_attention.cpp's not_the_lessons() writes it
-            shape, keep, step, name = (c["head"], c["head"]), ("x", "q", "k", "v"), 3, "scores"
+            shape, keep, step, name = (c.head, c.head), ("x", "q", "k", "v"), 3, "scores"
             said = ("STEP 3: scores is a (%d, %d) tensor of Float; the lesson's code after STEP 3 takes (T, T) = "
-                    "(%d, %d), of Float" % (shape + (c["tokens"], c["tokens"])))
+                    "(%d, %d), of Float" % (shape + (c.tokens, c.tokens)))
             status, refused = cases.EXIT_NOT_THE_LESSONS_TENSOR, compare.Refusal(0, step, name)
-            if c["tokens"] == c["head"]:  # square: the product runs, and its numbers differ
+            if c.tokens == c.head:  # square: the product runs, and its numbers differ
                 continue
         else:  # LibTorch's error, as the lab's stopped_by() says it
             keep, step, name, refused, status = ("x", "q", "k", "v", "scores", "masked scores", "weights"), 6, "out", None, 3
             said = ("LibTorch error: mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
-                    % (c["tokens"], c["head"], c["tokens"], c["tokens"]))
+                    % (c.tokens, c.head, c.tokens, c.tokens))
         blocks = {n: (b if n in keep else None) for n, b in blocks.items()}
         # (as compare.judge has them: a lab stopped on its own line printed right what it printed; one
         # LibTorch stopped misses the tensor of the STEP it stopped in)

@@ -271,7 +271,7 @@ def command_line_checks(work, rebuild_run, lab_cpp, lesson):
         def printed_by(words):
             ran = subprocess.run(words, cwd=work, capture_output=True, text=True, timeout=WAIT)
             block = compare.read_block(ran.stdout.splitlines(), header)
-            return "%.9f" % block["values"][row][col] if isinstance(block, dict) else block
+            return "%.9f" % block.values[row][col] if isinstance(block, compare.Tensor) else block
         printed = printed_by(["bash", "-c", command.group(1)])
         options = command.group(1).split(" --no-check ", 1)[-1].split()
         by_program = printed_by([os.path.join(work, "build", "lab04_attention")] + options)

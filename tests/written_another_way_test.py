@@ -148,11 +148,11 @@ def check_lab(lab, same_bytes, lesson_runs, explainer):
         runs = runs_of(box, lab, cases.DEFAULT_CASES + GRADED)
     finally:
         box.close()
-    results, not_run = verdict.run_cases(lambda case: runs[case["text"]], cases.DEFAULT_CASES)
+    results, not_run = verdict.run_cases(lambda case: runs[case.text], cases.DEFAULT_CASES)
     lines, ok, diagnosed = verdict.check_lines(results, not_run, explainer)
     said = [line for r in results if not r.ok for line in verdict.case_lines(r)] + lines
     watch = watch_verdict.judged(runs, explainer)
-    graded, g_not_run = verdict.run_cases(lambda case: runs[case["text"]], GRADED)
+    graded, g_not_run = verdict.run_cases(lambda case: runs[case.text], GRADED)
     score, total, _, parts, _ = verdict.grade_lines(graded, g_not_run, [1.0] * 7)
     checks = [("every default case OK, no diagnosis", ok and diagnosed is None and
                not any(line.startswith("diagnosis") for line in lines), "\n".join(said)),

@@ -536,8 +536,9 @@ class Sandbox:
         self.uid = self.lock = None
 
     def _describe(self, how="", who=None):
-        """How the lab runs, in words (the isolation line, without its label); how: how the lab was started, said after "the lab ran" (as root);
-        who: the user it ran as (as root; by default "user id N")."""
+        """How the lab runs, in words (the isolation line without its label); how: how the lab
+        was started, said after "the lab ran" (as root); who: the user it ran as (as root; by
+        default "user id N")."""
         limits = limits_in_words(self.asan)
         who = who or "user id %s" % self.uid
         if self.mode == "user" and root_hidepid():

@@ -76,7 +76,7 @@ def measure():
         notes += ["%d skipped" % skipped] if skipped else []
         rows.append("| %s | `%s` | %d%s | %s | %s | %s | %s |" % (
             name, " ".join(command), tests, " (%s)" % ", ".join(notes) if notes else "", minutes(seconds),
-            "1x" if seconds == first else "%.0fx the unit tier" % (seconds / first), said, met))
+            "1x" if seconds == first else "%.2gx the unit tier" % (seconds / first), said, met))
     cores = os.cpu_count()
     lines = [TITLE, "", "`bench/tiers.py` (`bench/run --tiers`), %s, %d cores: each tier run in turn in `build/`, "
              "timed from outside. A test of two tiers runs in each." % (datetime.date.today().isoformat(), cores), "",

@@ -114,7 +114,7 @@ def leaky_softmax(runner):
 class Job:
     """One job of the run engine's program, as a value: each of its fields named (engine/runner.cpp
     says what each does; its letter is in the comment). fields() writes the wire, the one place
-    that does: a module builds a Job, or the part of one it decides (dataclasses.replace)."""
+    that does: a module builds a Job (Job.of), with the parts another decides given as a dict."""
     command: tuple = ()  # C: a program and its arguments (a path first: the engine executes it)
     module: str = ""  # M: instead, a lab's module, loaded into a child of the runner
     library: str = ""  # W: with a module, a library of the grader's loaded before it

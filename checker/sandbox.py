@@ -257,7 +257,7 @@ class KeptOut:
         user id that no grader holds now."""
         for path in closable(places, needed):
             change_acl(path, lambda old, mode: acl_without(
-                old, mode, lambda uid: uid in sandbox_users.UIDS and not sandbox_users.held(uid)))
+                old, mode, lambda uid: uid in isolation.user_ids() and not sandbox_users.held(uid)))
 
 
 def closable(places, needed=()):
@@ -487,7 +487,8 @@ class Sandbox:
 
     # --- which sandbox -------------------------------------------------------------------
     def _choose(self):
-        wanted = isolation.asked()  # (Refused, for a mode it does not take)
+        wanted = isolation.asked()  # (Refused, for a mode it does not take,
+        isolation.user_ids()  # or user ids it cannot take)
         root = os.geteuid() == 0
         if isolation.own_users_asked():
             missing = [t for t in ("setpriv",) if not shutil.which(t)]

@@ -3,7 +3,8 @@ and compiles): one taken per checker or worker, held by a lock that every root o
 sees, and what a lab left as that user removed after each run: its processes (killed by the
 run engine), its files in the places any user may write, its System V IPC objects.
 
-  uid, lock = take_uid(runner)     a user id no account has and no other checker holds
+  uid, lock = take_uid(runner)     a user id no account has and no other checker holds, of
+                                   isolation.user_ids() (61000-61999 unless LAB_SANDBOX_UIDS says)
   user_cannot_run(uid, runner)     why that user cannot run programs here, or None
   kill_user(uid, runner)           every process of uid killed (the engine's --kill-user)
   left_behind()                    processes of user ids no grader holds (none, when all is well)
@@ -16,9 +17,9 @@ import socket
 import subprocess
 
 import engine
+import isolation
 from isolation import Refused  # noqa: F401  (sandbox_users.Refused, sandbox.Refused: the callers' names for it)
 
-UIDS = range(61000, 62000)  # user ids for root's sandboxes, where no account has them
 LOCKS = "/run/lab04-sandbox"  # root's: one lock file for each user id in use
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where any user can leave files (Debian's)
 
@@ -28,6 +29,11 @@ SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where any user can le
 def processes_of(uid):
     """The pids of every live process whose real or effective user id is uid (a zombie is
     dead already: it holds no pipe and no file, and waits for its parent to reap it)."""
+    return [pid for pid, ids in live_processes() if uid in ids]
+
+
+def live_processes():
+    """(pid, its real and effective user ids) of each live process, from one read of /proc."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -37,8 +43,11 @@ def processes_of(uid):
                 fields = dict(line.split(":", 1) for line in f if line.startswith(("State:", "Uid:")))
         except (OSError, ValueError):
             continue
-        if str(uid) in fields.get("Uid", "").split()[:2] and fields.get("State", "").split()[:1] not in (["Z"], ["X"]):
-            found.append(int(pid))
+        if fields.get("State", "").split()[:1] not in (["Z"], ["X"]):
+            try:
+                found.append((int(pid), {int(u) for u in fields.get("Uid", "").split()[:2]}))
+            except ValueError:
+                continue
     return found
 
 
@@ -64,12 +73,15 @@ def left_behind(settle=1.0):
     each id free both times: a grader that took an id, ran and gave it back in between is not
     counted."""
     import time
-    free = [uid for uid in UIDS if not held(uid)]
-    first = {pid: uid for uid in free for pid in processes_of(uid)}
+
+    def of_free_ids():
+        free = {uid for uid in isolation.user_ids() if not held(uid)}
+        return {(pid, uid) for pid, ids in live_processes() for uid in ids & free}
+    first = of_free_ids()
     if not first:
         return []
     time.sleep(settle)
-    return sorted(pid for uid in free if not held(uid) for pid in processes_of(uid) if first.get(pid) == uid)
+    return sorted({pid for pid, uid in of_free_ids() & first})
 
 
 def held(uid):
@@ -110,10 +122,12 @@ class UidLock:
 
 
 def take_uid(runner=None):
-    """A user id of UIDS that no account has and no other checker holds: (uid, its lock).
-    runner: the run engine's program, which kills what a killed checker left of that user's."""
+    """A user id of isolation.user_ids() that no account has and no other checker holds: (uid,
+    its lock). runner: the run engine's program, which kills what a killed checker left of that
+    user's."""
+    uids = isolation.user_ids()
     os.makedirs(LOCKS, mode=0o700, exist_ok=True)
-    for uid in UIDS:
+    for uid in uids:
         try:
             pwd.getpwuid(uid)
             continue  # an account has it
@@ -127,7 +141,7 @@ def take_uid(runner=None):
             lock.close()
             raise Refused("user id %d still has processes that cannot be killed" % uid)
         return uid, lock
-    raise Refused("every user id from %d to %d is in use by another checker" % (UIDS[0], UIDS[-1]))
+    raise Refused("every user id from %d to %d is in use by another checker" % (uids[0], uids[-1]))
 
 
 def user_cannot_run(uid, runner=None):

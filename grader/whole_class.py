@@ -84,7 +84,8 @@ def grade(args, students):
     if problem:
         raise Usage(problem)
     try:
-        isolation.asked()  # a mode LAB_SANDBOX does not take: the instructor's usage error, before any worker
+        isolation.asked()  # a mode LAB_SANDBOX does not take, or user ids LAB_SANDBOX_UIDS cannot name:
+        isolation.user_ids()  # the instructor's usage error, before any worker
     except isolation.Refused as e:
         raise Usage(str(e))
     refuse_closed_folders(args["build"])

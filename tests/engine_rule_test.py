@@ -26,7 +26,8 @@ The rule, as the code holds it:
 - A job of the run engine is a value (checker/engine.py's Job), whose wire (a field: a letter,
   then its value) is written there alone: in Python, a string of one capital letter joined to a
   value ("C" + word) or one that formats it ("T%d" % ms), outside checker/engine.py.
-- What the instructor asked of a lab's isolation (LAB_SANDBOX) is read in one module,
+- What the instructor asked of a lab's isolation (LAB_SANDBOX, and LAB_SANDBOX_UIDS, the user
+  ids root's sandboxes take) is read in one module,
   checker/isolation.py, which every module that chooses a sandbox, or how a class's compile is
   isolated, asks: in Python, os.environ.get, os.getenv or os.environ[...] of "LAB_SANDBOX", or
   "LAB_SANDBOX" in os.environ; $LAB_SANDBOX in a shell script; getenv("LAB_SANDBOX") in C++.
@@ -91,8 +92,8 @@ C_MOUNT = re.compile(r"\bmount\s*\(")
 WIRE_WRITERS = {os.path.join("checker", "engine.py"): "the run engine's client (Job.fields)"}
 # Where LAB_SANDBOX is read: the one module that says what the instructor asked.
 ASKERS = {os.path.join("checker", "isolation.py"): "the module of what the instructor asked"}
-C_ASK = re.compile(r"\bgetenv\s*\(\s*\"LAB_SANDBOX\"")
-SHELL_ASK = re.compile(r"^[^#]*\$\{?LAB_SANDBOX\b", re.M)
+C_ASK = re.compile(r"\bgetenv\s*\(\s*\"LAB_SANDBOX(_UIDS)?\"")
+SHELL_ASK = re.compile(r"^[^#]*\$\{?LAB_SANDBOX(_UIDS)?\b", re.M)
 SCRIPT_MOUNT = re.compile(r"\bmount\s+-")
 SHELL_MOUNT = re.compile(r"^[^#]*\bmount\b", re.M)
 
@@ -146,16 +147,16 @@ def python_asks(text):
     found = []
 
     def named(node):
-        return isinstance(node, ast.Constant) and node.value == "LAB_SANDBOX"
+        return isinstance(node, ast.Constant) and node.value in ("LAB_SANDBOX", "LAB_SANDBOX_UIDS")
     for node in ast.walk(ast.parse(re.sub(r"@\w+@", "0", text))):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "getenv") \
                 and node.args and named(node.args[0]):
-            found.append("line %d: %s(\"LAB_SANDBOX\")" % (node.lineno, node.func.attr))
+            found.append("line %d: %s(%r)" % (node.lineno, node.func.attr, node.args[0].value))
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and named(node.slice):
-            found.append("line %d: [\"LAB_SANDBOX\"]" % node.lineno)
+            found.append("line %d: [%r]" % (node.lineno, node.slice.value))
         if isinstance(node, ast.Compare) and named(node.left) and any(isinstance(op, (ast.In, ast.NotIn))
                                                                     for op in node.ops):
-            found.append("line %d: \"LAB_SANDBOX\" in" % node.lineno)
+            found.append("line %d: %r in" % (node.lineno, node.left.value))
     return found
 
 

@@ -15,7 +15,8 @@ without the columns it needs or not CSV (an identifier that fits two students is
 input: lms_rows_test.py); --canvas-column
 alone; an LMS export given to one shard; a --draw that is not a seed, a --shard without
 --draw, shards of different draws to merge; a --preflight-record in a folder the grader cannot write;
-a LAB_SANDBOX that names no sandbox (checker/isolation.py's modes).
+a LAB_SANDBOX that names no sandbox (checker/isolation.py's modes), a LAB_SANDBOX_UIDS that names
+no range of user ids it may take.
 """
 import contextlib
 import json
@@ -193,6 +194,10 @@ def main(argv):
     # What the instructor asked of the isolation, in the environment: a mode it does not take.
     cases += [("LAB_SANDBOX=%s, no sandbox's name" % mode, [cls, new], "LAB_SANDBOX takes user, bwrap, unshare or none",
                dict(os.environ, LAB_SANDBOX=mode)) for mode in ("bogus", "USER", "user ")]
+    # ... or user ids it cannot take: a system account's, a range upside down or too wide, not a range.
+    cases += [("LAB_SANDBOX_UIDS=%s" % ids, [cls, new], "LAB_SANDBOX_UIDS takes FIRST-LAST",
+               dict(os.environ, LAB_SANDBOX_UIDS=ids))
+              for ids in ("0-100", "62000-61000", "61000-961000", "61000", "60000-70000", "a-b", "61000-61999x")]
     checks = []
     for what, args, says, *env in cases:
         before = snapshot(work)

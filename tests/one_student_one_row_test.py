@@ -202,6 +202,7 @@ def main(argv):
               "files behind, graded as a user of their own)")
         return 0
     import sandbox
+    import isolation
     import sandbox_users
     build, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
     subprocess.run(["rm", "-rf", work])  # (a folder of the last run DEEP deep: not shutil.rmtree)
@@ -211,7 +212,7 @@ def main(argv):
     os.makedirs(shared, exist_ok=True)
     os.chmod(shared, 0o1777)
     checks = []
-    uids = set(sandbox_users.UIDS)
+    uids = set(isolation.user_ids())
     box = sandbox.Sandbox("/bin/true")
     box.close()
     isolated = box.mode != "none"

@@ -23,11 +23,12 @@ fails. Each job's seconds are printed (speeds are bench's, not a bound here).
 usage: prairielearn_test.py BUILD WORK_DIR
   BUILD: the project's build, whose compile of the lab keeps the machine busy beside five jobs
 Needs root (Docker's daemon, the image's steps install packages, the job's limits are cgroups);
-prints SKIPPED with the reason elsewhere. In the emulation each job has a network namespace of
-its own, as a container has, where the sandbox's user-id lock (an abstract socket,
-sandbox_users.UidLock) is not shared: no other grader of this machine may run meanwhile
-(ctest's RESOURCE_LOCK sandbox_user_ids), or the two may take one user id and stop each
-other's labs.
+prints SKIPPED with the reason elsewhere. In the emulation each job alone has a network
+namespace of its own, as a container has, where the sandbox's user-id lock (an abstract socket,
+sandbox_users.UidLock) is not shared: its graders take user ids from this test's own range
+(LAB_SANDBOX_UIDS, one per test, set by tests/CMakeLists.txt), which no other test's grader
+shares, or the two might take one id and stop each other's labs; Docker's jobs take the
+default range, which no test's grader takes.
 """
 import concurrent.futures
 import json

@@ -93,14 +93,14 @@ def said(m, source=None):
 
 
 class Diagnosis:
-    """A diagnosis, as values: body (its lines, the first after its label), mistake (what was
-    diagnosed: an id, "a+b" for two mistakes, or None), same_tensor (lines naming a printed
+    """A diagnosis, as values: body (its lines, the first after its label), mistakes (what was
+    diagnosed: the known mistakes' ids, one or two, or () for none), same_tensor (lines naming a printed
     tensor equal to another one, said before it) and label ("diagnosis", or "diagnosis (all
     cases but N)"). lines is what a report prints; said, the diagnosis in one line (a
     gradebook's column: without the plain label)."""
 
-    def __init__(self, body, mistake=None, same_tensor=(), label="diagnosis"):
-        self.body, self.mistake, self.same_tensor, self.label = list(body), mistake, list(same_tensor), label
+    def __init__(self, body, mistakes=(), same_tensor=(), label="diagnosis"):
+        self.body, self.mistakes, self.same_tensor, self.label = list(body), tuple(mistakes), list(same_tensor), label
 
     @property
     def lines(self):
@@ -139,7 +139,7 @@ def diagnose(cases, mistakes, explainer=None, source=None):
         return Diagnosis(["the lab printed no numbers that can be compared; start from the first NOT OK case above"])
     singles = [m for m in mistakes if all(ex.explains(c, (m,)) for c in judged)]
     if len(singles) == 1:
-        return Diagnosis([said(singles[0], source)], singles[0]["id"])
+        return Diagnosis([said(singles[0], source)], (singles[0]["id"],))
     if singles:
         return Diagnosis(["no known mistake matches: %d of them fit these numbers equally (%s)"
                           % (len(singles), ", ".join(m["id"] for m in singles))])
@@ -151,14 +151,14 @@ def diagnose(cases, mistakes, explainer=None, source=None):
         slip = slips.order_slip(source) or shape_slip_of(first)
         if slip:  # a product in the wrong order: the slip first, then what the lab said
             return Diagnosis([slip, "           (the lab stopped at STEP %s, saying: %s)" % (first.step, first.said)],
-                             None, same)
+                             (), same)
         return Diagnosis(["STEP %s made %s a tensor the lesson's code after it cannot take, and the lab stopped "
                           "there, saying: %s" % (first.step, refused.name, first.said),
                           "           the comment on each line of the lesson gives its tensor's shape: (T, HEAD) "
-                          "for q, k, v and the output, (T, T) for the scores and the weights"], None, same)
+                          "for q, k, v and the output, (T, T) for the scores and the weights"], (), same)
     unjudged = without_evidence(judged)
     if unjudged:
-        return Diagnosis(nothing_to_judge_lines(unjudged, first), None, same)
+        return Diagnosis(nothing_to_judge_lines(unjudged, first), (), same)
     # Two mistakes: one acts at the first STEP that differs, the other there or later.
     pairs = []
     for i, a in enumerate(mistakes):
@@ -173,10 +173,10 @@ def diagnose(cases, mistakes, explainer=None, source=None):
     if len(pairs) == 1:
         a, b = pairs[0]
         return Diagnosis(["two mistakes: %s;" % said(a, source), "           and %s" % said(b, source)],
-                         a["id"] + "+" + b["id"], same)
+                         (a["id"], b["id"]), same)
     if pairs:
         return Diagnosis(["two mistakes, but %d pairs of known mistakes fit these numbers equally (%s)"
-                          % (len(pairs), ", ".join(a["id"] + "+" + b["id"] for a, b in pairs))], None, same)
+                          % (len(pairs), ", ".join(a["id"] + "+" + b["id"] for a, b in pairs))], (), same)
 
     # Most cases: one mistake explains every case but one or two.
     near = []
@@ -192,7 +192,7 @@ def diagnose(cases, mistakes, explainer=None, source=None):
             diff = compare.first_difference(c.blocks, ex.predict(c.text, (m,), c.of_head))
             where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
             body.append("  it does not explain case %s, where %s" % (c.text, where))
-        return Diagnosis(body, m["id"], same, "diagnosis (all cases but %d)" % len(missed))
+        return Diagnosis(body, (m["id"],), same, "diagnosis (all cases but %d)" % len(missed))
 
     # Step by step: which mistake explains the first differing step's tensor.
     upto = first.name
@@ -200,8 +200,8 @@ def diagnose(cases, mistakes, explainer=None, source=None):
     if fits:
         return Diagnosis(["STEP %s's %s in case %s are those of a known mistake: %s; the steps after it differ in "
                           "other ways too: there is another mistake"
-                          % (first.step, upto, first.text, " OR ".join(said(m, source) for m in fits[:2]))], None, same)
-    return Diagnosis(["no known mistake matches; start from the first STEP reported above"], None, same)
+                          % (first.step, upto, first.text, " OR ".join(said(m, source) for m in fits[:2]))], (), same)
+    return Diagnosis(["no known mistake matches; start from the first STEP reported above"], (), same)
 
 
 SHAPE = re.compile(r" is a \((\d+), (\d+)\) tensor")

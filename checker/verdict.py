@@ -81,17 +81,17 @@ def starter_line(results, blank):
 
 
 def check_lines(results, not_run, explainer=None, source=None):
-    """What follows the cases in a check: (lines, passed, what was diagnosed: a mistake's
-    id, "a+b", or None). The note on fills, the diagnosis and the steps wrong in themselves
+    """What follows the cases in a check: (lines, passed, what was diagnosed: the known
+    mistakes' ids, one or two, or ()). The note on fills, the diagnosis and the steps wrong in themselves
     when a case is NOT OK, then the count."""
     lines = ([not_run_line(results, not_run)] if not_run else []) + fill_notes(results)
-    diagnosed = None
+    diagnosed = ()
     blank = compare.first_blank(results)
     written_right = blank and not any(wrong_before_blank(r, blank) for r in results)  # (the last line says so)
     if not all(r.ok for r in results) and not written_right:
         found = diagnosis.diagnose(results, MISTAKES, explainer, source)
         lines += found.lines
-        diagnosed = found.mistake
+        diagnosed = found.mistakes
         wrong = grading.steps_wrong_in_themselves(results)
         if wrong:
             lines.append("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))

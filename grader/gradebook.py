@@ -95,9 +95,9 @@ def feedback_text(r):
     return plain("\n".join(head + r.feedback), keep="\n\t") + "\n"
 
 
-def mistake_names(mistake):
-    """The known mistakes of a row's diagnosis ("a" or "a+b"), as [(id, what was done)]."""
-    return [(m, NAMES.get(m, m)) for m in mistake.split("+")] if mistake else []
+def mistake_names(mistakes):
+    """The known mistakes of a row's diagnosis (their ids), as [(id, what was done)]."""
+    return [(m, NAMES.get(m, m)) for m in mistakes]
 
 
 def score_counts(rows):
@@ -182,7 +182,7 @@ def summary_text(rows, points, meta=None, picture=None, picture_missing=None):
                      % (step, cases.STEP_NAMES[step], right, len(graded), share, wrong, missed))
     made = {}
     for r in rows:
-        for mid, _ in mistake_names(r.mistake):
+        for mid, _ in mistake_names(r.mistakes):
             made.setdefault(mid, []).append(md(name_of(r)))
     lines += ["", "## Known mistakes, by the number of students who made them", ""]
     if not made:
@@ -190,7 +190,7 @@ def summary_text(rows, points, meta=None, picture=None, picture_missing=None):
     for mid, who in sorted(made.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append("- %s: %d student%s (%s) [%s]" % (NAMES.get(mid, mid), len(who), "" if len(who) == 1 else "s",
                                                        ", ".join(sorted(who)), mid))
-    unexplained = [r for r in graded if r.score < r.max_score and not r.mistake and r.status == Status.GRADED
+    unexplained = [r for r in graded if r.score < r.max_score and not r.mistakes and r.status == Status.GRADED
                    and not r.blank]
     blanks = [r for r in graded if r.blank]
     if blanks:

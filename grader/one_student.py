@@ -218,9 +218,9 @@ def judge(worker, row, results, not_run, points, source=None):
         row.diagnosis = "STEP %d is not written yet (the starter's TODO)" % row.blank
     elif not all(r.ok for r in results):
         found = diagnosis.diagnose(results, MISTAKES, worker.explainer, source)
-        lines, row.mistake = found.lines, found.mistake
+        lines, row.mistakes = found.lines, found.mistakes
         row.same_tensor, row.diagnosis = found.same_tensor, found.said
-        if not row.mistake:
+        if not row.mistakes:
             row.wrong_numbers = wrong_numbers(results)
     row.feedback = ["Your grade, step by step (each STEP judged on your lab's own numbers):", ""] + \
         problems + report + ([""] + lines if lines else [])

@@ -23,9 +23,9 @@ class Row:
     steps: list = dataclasses.field(default_factory=lambda: [0.0] * cases.STEPS)  # each STEP's points
     right: list = dataclasses.field(default_factory=lambda: [False] * cases.STEPS)  # each STEP judged right
     reached: list = dataclasses.field(default_factory=lambda: [False] * cases.STEPS)  # each STEP got to
-    status: str = ""  # a Status
+    status: Optional[Status] = None  # what became of the lab (set by one_student.py), or None before
     diagnosis: str = ""  # one line: the known mistake, what stopped the lab, or why it was not graded
-    mistake: Optional[str] = None  # the known mistakes' ids ("a" or "a+b"), or None
+    mistakes: tuple = ()  # the known mistakes' ids, one or two (class.json's "mistake": "a+b", or null)
     feedback: list = dataclasses.field(default_factory=list)  # the lines the student reads
     compile_isolation: str = ""  # how its compile was isolated (compile_sandbox.ISOLATION's key)
     run_sandbox: str = ""  # how its runs were isolated: a runner's user ("user"), or the checker's sandbox's mode
@@ -40,6 +40,13 @@ class Row:
     commit: str = ""  # the commit graded, with a deadline
     time_source: Optional[str] = None  # what timed it against the deadline (deadlines.py)
     contradictions: list = dataclasses.field(default_factory=list)  # its times that cannot all be true, in words
+
+    def __post_init__(self):
+        """A row's status is a Status, and its mistakes a tuple, however they were given (the
+        words of a status: ValueError for words that are none)."""
+        if self.status is not None:
+            self.status = Status(self.status)
+        self.mistakes = tuple(self.mistakes)
 
     @property
     def name(self):
@@ -57,12 +64,13 @@ class Row:
         return self.status not in NOT_GRADED
 
     def to_json(self):
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        return {("mistake" if k == "mistakes" else k): ("+".join(v) or None if k == "mistakes" else v)
+                for k, v in data.items()}
 
     @classmethod
     def from_json(cls, data):
         """The Row a class.json holds: its fields (others, of an older grader, ignored)."""
         known = {f.name for f in dataclasses.fields(cls)}
-        row = cls(**{k: v for k, v in data.items() if k in known})
-        row.status = Status(row.status)
-        return row
+        mistakes = tuple(data["mistake"].split("+")) if data.get("mistake") else ()
+        return cls(**{k: v for k, v in data.items() if k in known}, mistakes=mistakes)

@@ -40,7 +40,7 @@ def the_class():
     after STEP 3; two labs whose same wrong numbers no mistake explains; a blank STEP 5; no lab."""
     return [
         row("ann", [1] * 7, [T] * 7, isolation=WORDS),
-        row("bob", [1, 1, 0, 1, 1, 1, 0], [T] * 7, mistake="no_scale", diagnosis="no scale"),
+        row("bob", [1, 1, 0, 1, 1, 1, 0], [T] * 7, mistakes=("no_scale",), diagnosis="no scale"),
         row("cyd", [1, 1, 1, 0, 0, 0, 0], [T, T, T, F, F, F, F], status=Status.CRASHED, diagnosis="it crashed: SIGSEGV"),
         row("dee", [1, 1, 1, 1, 0, 0, 1], [T] * 7, diagnosis="STEP 5 is wrong",
             wrong_numbers={"step": 5, "name": "weights", "key": "k1"}),
@@ -104,8 +104,8 @@ def summary_checks():
 
 
 def one_mistake_each_checks():
-    rows = [row("a", [1, 1, 0, 1, 1, 1, 0], [T] * 7, mistake="no_scale+softmax_over_dim_0"),
-            row("b", [1, 1, 0, 1, 1, 1, 0], [T] * 7, mistake="no_scale")]
+    rows = [row("a", [1, 1, 0, 1, 1, 1, 0], [T] * 7, mistakes=("no_scale", "softmax_over_dim_0")),
+            row("b", [1, 1, 0, 1, 1, 1, 0], [T] * 7, mistakes=("no_scale",))]
     text = gradebook.summary_text(rows, POINTS)
     return [("a pair of mistakes counts for each of its two (no scale: 2, softmax over dimension 0: 1)",
              "- %s: 2 students (a, b) [no_scale]" % DID["no_scale"] in text

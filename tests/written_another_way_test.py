@@ -154,7 +154,7 @@ def check_lab(lab, same_bytes, lesson_runs, explainer):
     watch = watch_verdict.judged(runs, explainer)
     graded, g_not_run = verdict.run_cases(lambda case: runs[case.text], GRADED)
     score, total, _, parts, _ = verdict.grade_lines(graded, g_not_run, [1.0] * 7)
-    checks = [("every default case OK, no diagnosis", ok and diagnosed is None and
+    checks = [("every default case OK, no diagnosis", ok and not diagnosed and
                not any(line.startswith("diagnosis") for line in lines), "\n".join(said)),
               ("the watch's verdict: " + ALL_RIGHT, watch[:1] == [ALL_RIGHT], "\n".join(watch)),
               ("full marks on the grade cases and two heads", score == total,

@@ -172,10 +172,11 @@ def preflight(pool, args, paths, compile_command, full=True):
         try:
             with open(record) as f:
                 said = f.read()
-            if said.startswith(key):
-                kept = said[len(key):].strip()  # how the lesson's runs and compile were isolated
-        except OSError:
-            pass
+            if said.startswith(key):  # how the lesson's runs and compile were isolated
+                kept = json.loads(said[len(key):])
+                kept = {"runs": str(kept["runs"]), "compiles": str(kept["compiles"])}
+        except (OSError, ValueError, TypeError, KeyError):
+            kept = None  # none kept, or not in this grader's form: the pre-flight runs again
     if kept is None:
         lesson = submissions.Student("the lesson", [one_student.LESSON], "pre-flight")
         row = pool.apply(one_student.grade_student, ((lesson, args["points"], args["timeout"], args["cases"],
@@ -185,14 +186,14 @@ def preflight(pool, args, paths, compile_command, full=True):
                         "(%s: %s), so no student's grade could be trusted; nothing was graded" % (
                             one_student.LESSON, gradebook.fmt(row.score),
                             gradebook.fmt(row.max_score), row.status, " ".join(row.diagnosis.split())[:300]))
-        kept = "%s %s" % (row.run_sandbox, row.compile_isolation)
+        kept = {"runs": row.run_sandbox, "compiles": row.compile_isolation}
         if record and not os.path.exists(record):  # the first pass kept (the image's): a job's own never
             try:
                 with os.fdopen(os.open(record, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:  # the grader's
-                    f.write(key + kept + "\n")
+                    f.write(key + json.dumps(kept) + "\n")
             except FileExistsError:  # another job's, kept meanwhile
                 pass
-    runs, compiles = kept.split(" ", 1)
+    runs, compiles = kept["runs"], kept["compiles"]
     if args.get("one") == "prairielearn" and "none" in (runs, compiles) and not args.get("grade_unisolated"):
         raise Usage("%s: nothing here keeps %s from the lab (its runs: %s; its compile: %s): not graded; a Docker "
                     "container must run the grader as root (its default), or give --grade-unisolated to grade "

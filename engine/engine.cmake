@@ -1,7 +1,7 @@
 # Included by CMakeLists.txt on Linux: the run engine (engine/run.h), the one code that starts
 # a student's lab. lab04_engine is the library the programs that run labs link (the watch, the
 # runner); lab04_runner is its program, which the checker and the class grader ask for runs
-# (checker/engine.py). Both small and plain: neither compiles a LibTorch header, so the default
+# (lab04/checker/engine.py). Both small and plain: neither compiles a LibTorch header, so the default
 # build makes them in a second or two.
 add_library(lab04_engine STATIC ${CMAKE_CURRENT_LIST_DIR}/run.cpp)
 lab_standard(lab04_engine)
@@ -28,7 +28,7 @@ target_link_options(lab04_leaky_softmax PRIVATE -fno-sanitize=all)
 set_target_properties(lab04_leaky_softmax PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY
                       $<TARGET_FILE_DIR:lab04_runner>)
 add_dependencies(lab04_runner lab04_leaky_softmax)
-# What the class grader reads of this build (grader/whole_class.py): it builds lab04_runner and
+# What the class grader reads of this build (lab04/grader/whole_class.py): it builds lab04_runner and
 # lab04_module (the lab as a module; lab04_runtime is LibTorch with its headers' inline code),
 # then compiles each student's lab with the module's own compile command, which
 # compile_commands.json holds. After cmake/watch.cmake, which makes the module.

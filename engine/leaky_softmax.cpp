@@ -1,5 +1,5 @@
 // lab04_leaky_softmax.so: LibTorch's softmax made to break both checks of STEP 7, for one case
-// of a grade (checker/cases.py's "leaky-softmax"). The run engine loads it into the lab's
+// of a grade (lab04/checker/cases.py's "leaky-softmax"). The run engine loads it into the lab's
 // process before the lab (engine/runner.cpp, field W): as LD_PRELOAD for a program, with
 // dlopen for a module. Its registration replaces the CPU kernel of aten::_softmax, which
 // torch::softmax and Tensor::softmax reach, so that the lab's own STEP 5 line gives

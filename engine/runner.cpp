@@ -1,5 +1,5 @@
 // lab04_runner: the run engine's program (engine/run.h): runs students' labs, one job after
-// another, for the checker (checker/sandbox.py) and the class grader, through checker/engine.py.
+// another, for the checker (lab04/checker/sandbox.py) and the class grader, through lab04/checker/engine.py.
 //
 //   lab04_runner RUNTIME [per-student]   with LibTorch (RUNTIME) loaded once: a lab is a module
 //                                        (M), each student served by a fresh child (per-student)
@@ -24,7 +24,7 @@
 //   A<argument> (a module's, after the program's name, in order)
 //   W<library> (with M) a library of the grader's loaded into the lab's process before the lab's
 //     module, where the lab's user can read it: the one case of a grade whose softmax is made to
-//     leak (engine/leaky_softmax.cpp). A program gets it from its command (checker/sandbox.py:
+//     leak (engine/leaky_softmax.cpp). A program gets it from its command (lab04/checker/sandbox.py:
 //     env LD_PRELOAD=... just before the lab, so that no program of the sandbox before it loads it)
 //   K (no value: this process is alone in a PID namespace, so kill(-1) may end the leftovers)
 //   With U (as root), the run's mounts are its own (own_mounts, the one place a sandbox's
@@ -202,7 +202,7 @@ void mount_proc(const Job& job) {
 }
 
 // The root of its own (I): a tmpfs at job.root with only what the allowlist holds
-// (checker/sandbox.py: the system, the job's B paths, its home), then chroot, and its /proc
+// (lab04/checker/sandbox.py: the system, the job's B paths, its home), then chroot, and its /proc
 // (which what follows needs: a place may cover the sandbox's folder, which is bound back in
 // through /proc/self/fd).
 void new_root(const Job& job) {
@@ -477,7 +477,7 @@ int main(int argc, char** argv) {
   if (argc != 2 && !per_student) {
     std::fprintf(stderr,
                  "lab04_runner: usage: lab04_runner RUNTIME [per-student], lab04_runner - or "
-                 "lab04_runner --kill-user UID (checker/engine.py starts it)\n");
+                 "lab04_runner --kill-user UID (lab04/checker/engine.py starts it)\n");
     return 2;
   }
   // LibTorch, once, for every run to come.

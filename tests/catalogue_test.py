@@ -18,11 +18,10 @@ import sys
 
 import torch
 
-import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
-import cases
-import compare
-import diagnosis
-from mistakes import MISTAKES
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import cases, compare, diagnosis
+from lab04.checker.mistakes import MISTAKES
 
 
 def printed(tensors):

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import tempfile
 
-import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
-import check_lab
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import check_lab
 
 LIMIT_MB = 300
 TIMEOUT = "3"

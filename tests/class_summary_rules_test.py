@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a class's files say of it, from rows built here, in this process (tier unit):
-grader/gradebook.py's summary (who was graded, the mean and the median, each STEP right, wrong or
+lab04/grader/gradebook.py's summary (who was graded, the mean and the median, each STEP right, wrong or
 not reached, the known mistakes, the labs no mistake explains, the late ones, the groups of the
 same wrong numbers), grades.csv (a cell a spreadsheet would compute is quoted as text) and a
 student's feedback. Each expected line is worked out by hand from the rows below, never taken
@@ -13,15 +13,13 @@ import csv
 import io
 import sys
 
-import project  # noqa: F401  (puts checker/ on sys.path)
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
 import checklist
 
-sys.path.insert(0, project.ROOT + "/grader")
-import deadlines  # noqa: E402
-import gradebook  # noqa: E402
-from mistakes import MISTAKES  # noqa: E402
-from row import Row  # noqa: E402
-from status import Status  # noqa: E402
+from lab04.checker.mistakes import MISTAKES  # noqa: E402
+from lab04.grader import deadlines, gradebook  # noqa: E402
+from lab04.grader.row import Row  # noqa: E402
+from lab04.grader.status import Status  # noqa: E402
 
 POINTS = [1.0] * 7
 WORDS = "the lab ran as a user id of its own; the compile ran in bubblewrap"  # a row's isolation: words, no label

@@ -405,7 +405,7 @@ def main(argv):
     without_root(work, checks)
 
     # A grader fault: the bundle's checker broken. No result.json, exit 1, never a 0.
-    grading = os.path.join(work, "bundle", "project", "checker", "grading.py")
+    grading = os.path.join(work, "bundle", "project", "lab04", "checker", "grading.py")
     with open(grading) as f:
         kept = f.read()
     with open(grading, "a") as f:

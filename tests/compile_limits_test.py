@@ -1,5 +1,5 @@
 """The class grader's compile is bounded, and tells its limits from a fault of the machine's:
-grader/compile_sandbox.py's Compiler (its run and compile), given stand-in compilers (sh scripts)
+lab04/grader/compile_sandbox.py's Compiler (its run and compile), given stand-in compilers (sh scripts)
 that break each limit, or are killed by a signal no limit sends.
 
 usage: compile_limits_test.py WORK_DIR
@@ -20,8 +20,7 @@ import time
 import checklist
 import project
 
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-import compile_sandbox  # noqa: E402
+from lab04.grader import compile_sandbox  # noqa: E402
 
 
 def compiler(script):
@@ -115,9 +114,9 @@ def killed_for_memory(work):
         return []
     lab = os.path.join(work, "lab-oom")
     os.makedirs(lab)
-    grader = ("import sys; sys.path[:0] = [%r, %r]; import compile_sandbox; "
+    grader = ("import sys; sys.path[:0] = [%r]; from lab04.grader import compile_sandbox; "
               "m, failed = compile_sandbox.Compiler(('', ['sh', '-c', 'tail /dev/zero', 'sh']), 'true').compile("
-              "'int main() {}', %r); print(failed)" % (os.path.join(project.ROOT, "grader"), project.CHECKER, lab))
+              "'int main() {}', %r); print(failed)" % (project.ROOT, lab))
     try:
         done = subprocess.run(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, sys.executable, "-c", grader],
                               capture_output=True, text=True, timeout=600)

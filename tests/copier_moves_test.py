@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The similarity check's canonical form (grader/canonical.py) against the copier's moves, one
+"""The similarity check's canonical form (lab04/grader/canonical.py) against the copier's moves, one
 at a time and all at once, without grading: what similarity.own_code keeps of each lab, weighed
 as the class grader weighs it (similarity.look_alike).
 
@@ -26,14 +26,14 @@ import sys
 
 import checklist
 import honest_class
-import make_starter
+
+from lab04.instructor import make_starter
 import project
 import similar_code_test
 import written_another_way_test
 
 SEED = 20261207  # the honest class's draw
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-import similarity  # noqa: E402
+from lab04.grader import similarity  # noqa: E402
 
 UMA_HELPERS = """// Scores of every query with every key, scaled by the square root of the head size.
 torch::Tensor scaled_scores(const torch::Tensor& q, const torch::Tensor& k, bool scale) {

@@ -25,15 +25,12 @@ import sys
 
 import torch
 
-import project  # noqa: F401  (puts checker/ on sys.path)
-import cases
-import compare
-import diagnosis
-import grading
-import own_inputs
-import reference_attention
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import cases, compare, diagnosis, grading, own_inputs, reference_attention
 from catalogue_test import printed
-from mistakes import MISTAKES
+
+from lab04.checker.mistakes import MISTAKES
 
 
 def simulated(ex, text, combo):
@@ -177,7 +174,8 @@ def main(argv):
                    not gained, "\n".join(gained[:20])))
     checks.append(("each of the %d known mistakes loses the same steps on each of %d draws as on the public cases"
                    % (len(MISTAKES), len(seeds)), not unfair, "\n".join(unfair[:20])))
-    code = "import sys; sys.path.insert(0, %r); import cases; print(cases.draw_grade_cases(%d))" % (project.CHECKER, 12345)
+    code = ("import sys; sys.path.insert(0, %r); from lab04.checker import cases; print(cases.draw_grade_cases(%d))"
+            % (project.ROOT, 12345))
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONHASHSEED="97"))
     checks.append(("another process (another hash seed) draws the same cases for a seed",

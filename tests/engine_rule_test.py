@@ -9,26 +9,26 @@ The rule, as the code holds it:
   lab server's and the watch's --once server's). Read
   from the source of every product folder and the fast path: a setrlimit() or prlimit() call
   in C++, resource.setrlimit or a "prlimit" command word in Python, ulimit or prlimit in a
-  shell script. One exception, named with its reason: grader/deadlines.py bounds git reading a
+  shell script. One exception, named with its reason: lab04/grader/deadlines.py bounds git reading a
   student's repository, which is no lab.
 - The mounts a sandbox gives a lab (a /proc of its own, empty folders over the grader's, a root
   of its own for a compile) are made by the engine: mount() is called in engine/runner.cpp
   alone, and one shell script mounts, the sandbox's without root or bubblewrap (util-linux's
-  unshare, checker/sandbox.py), where the engine has no right to. Read as above: a mount() call
+  unshare, lab04/checker/sandbox.py), where the engine has no right to. Read as above: a mount() call
   in C++, a string of Python that runs "mount -..." in a shell, a mount line of a shell script.
-- What a lab may see and do is decided and built in one module, checker/sandbox.py (with the
+- What a lab may see and do is decided and built in one module, lab04/checker/sandbox.py (with the
   user ids' module beside it, and the engine, which makes what it asks): a command list of
   Python whose first word is bwrap, unshare, setpriv and the like, a string that names
   /sys/fs/cgroup, a shell line that runs such a command, a namespace, root or user taken in
   C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them).
   Classroom 50's job, which asks through sudo before the grader runs whether its runner can
   isolate a lab at all, runs the module's probes (sandbox.PROBES).
-- A job of the run engine is a value (checker/engine.py's Job), whose wire (a field: a letter,
+- A job of the run engine is a value (lab04/checker/engine.py's Job), whose wire (a field: a letter,
   then its value) is written there alone: in Python, a string of one capital letter joined to a
-  value ("C" + word) or one that formats it ("T%d" % ms), outside checker/engine.py.
+  value ("C" + word) or one that formats it ("T%d" % ms), outside lab04/checker/engine.py.
 - What the instructor asked of a lab's isolation (LAB_SANDBOX, and LAB_SANDBOX_UIDS, the user
   ids root's sandboxes take) is read in one module,
-  checker/isolation.py, which every module that chooses a sandbox, or how a class's compile is
+  lab04/checker/isolation.py, which every module that chooses a sandbox, or how a class's compile is
   isolated, asks: in Python, os.environ.get, os.getenv or os.environ[...] of "LAB_SANDBOX", or
   "LAB_SANDBOX" in os.environ; $LAB_SANDBOX in a shell script; getenv("LAB_SANDBOX") in C++.
   Setting it for a child (a test's, a template's environment) is no choice.
@@ -51,25 +51,24 @@ import sys
 import checklist
 import project
 
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-import compile_sandbox  # noqa: E402
-import sandbox  # noqa: E402  (the checker's)
+from lab04.grader import compile_sandbox  # noqa: E402
+from lab04.checker import sandbox  # noqa: E402  (the checker's)
 
-PRODUCT = ["checker", "grader", "instructor", "engine", "watch", "cmake", "tools", os.path.join("tests", "fast_lab")]
+PRODUCT = ["lab04", "checker", "grader", "instructor", "engine", "watch", "cmake", "tools", os.path.join("tests", "fast_lab")]
 ALLOWED = {os.path.join("engine", "run.cpp"): "the engine",
            os.path.join("engine", "stand_in", "server.cpp"): "the stand-in's server, which gives its program its "
                                                              "client's limits"}
-NOT_A_LAB = {os.path.join("grader", "deadlines.py"): "git reading a student's repository at its deadline"}
+NOT_A_LAB = {os.path.join("lab04", "grader", "deadlines.py"): "git reading a student's repository at its deadline"}
 C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
 SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
 MOUNTERS = {os.path.join("engine", "runner.cpp"): "the engine",
-            os.path.join("checker", "sandbox.py"): "the sandbox without root or bubblewrap: one script"}
+            os.path.join("lab04", "checker", "sandbox.py"): "the sandbox without root or bubblewrap: one script"}
 # Where a lab's sandbox is decided and built (its commands, its probes, its cgroups, the user ids
-# and the engine's fields): checker/sandbox.py, with the user ids' module beside it. A Python
+# and the engine's fields): lab04/checker/sandbox.py, with the user ids' module beside it. A Python
 # list whose first word is one of SANDBOX_COMMANDS, a string naming /sys/fs/cgroup, a shell line
 # that runs one, or, in C++, a namespace, a root or a user taken (the engine's alone).
-BUILDERS = {os.path.join("checker", "sandbox.py"): "the sandbox's one module",
-            os.path.join("checker", "sandbox_users.py"): "the user ids of root's sandboxes, and its probe that such "
+BUILDERS = {os.path.join("lab04", "checker", "sandbox.py"): "the sandbox's one module",
+            os.path.join("lab04", "checker", "sandbox_users.py"): "the user ids of root's sandboxes, and its probe that such "
                                                           "a user can run programs",
             os.path.join("engine", "runner.cpp"): "the engine, which makes what the sandbox's module asks"}
 SANDBOX_COMMANDS = {"bwrap", "unshare", "setpriv", "nsenter", "capsh", "chroot", "cgexec", "systemd-run"}
@@ -83,15 +82,15 @@ FORKERS = {os.path.join("engine", "run.cpp"): "the engine: a lab's process",
            os.path.join("watch", "lab_watch.cpp"): "the build (cmake or ninja), no lab",
            os.path.join("watch", "verdict.cpp"): "the checker's Python, whose labs are the engine's",
            os.path.join("tests", "fast_lab", "server.cpp"): "a handler for each client, whose lab is the engine's",
-           os.path.join("grader", "whole_class.py"): "the class grader's workers, whose labs are the engine's"}
+           os.path.join("lab04", "grader", "whole_class.py"): "the class grader's workers, whose labs are the engine's"}
 ENGINE_CALLERS = [os.path.join("watch", "lab_watch.cpp"), os.path.join("tests", "fast_lab", "server.cpp")]
 C_FORK = re.compile(r"\b(v?fork|clone3?|posix_spawnp?)\s*\(")
 PYTHON_FORKS = {"fork", "forkpty", "posix_spawn", "posix_spawnp"}
 C_MOUNT = re.compile(r"\bmount\s*\(")
 # Where a job's fields are written: the run engine's client, from a Job.
-WIRE_WRITERS = {os.path.join("checker", "engine.py"): "the run engine's client (Job.fields)"}
+WIRE_WRITERS = {os.path.join("lab04", "checker", "engine.py"): "the run engine's client (Job.fields)"}
 # Where LAB_SANDBOX is read: the one module that says what the instructor asked.
-ASKERS = {os.path.join("checker", "isolation.py"): "the module of what the instructor asked"}
+ASKERS = {os.path.join("lab04", "checker", "isolation.py"): "the module of what the instructor asked"}
 C_ASK = re.compile(r"\bgetenv\s*\(\s*\"LAB_SANDBOX(_UIDS)?\"")
 SHELL_ASK = re.compile(r"^[^#]*\$\{?LAB_SANDBOX(_UIDS)?\b", re.M)
 SCRIPT_MOUNT = re.compile(r"\bmount\s+-")
@@ -276,26 +275,26 @@ def main(argv):
         checks.append(("%s builds or probes a lab's sandbox: it is %s" % (relative, BUILDERS.get(
             relative, "not the sandbox's module")), relative in BUILDERS, places))
     checks.append(("the sandbox's module is found building (the search sees it)",
-                   os.path.join("checker", "sandbox.py") in builders and "engine/runner.cpp" in builders, sorted(builders)))
+                   os.path.join("lab04", "checker", "sandbox.py") in builders and "engine/runner.cpp" in builders, sorted(builders)))
     writers = limit_setters(wire=True)
     for relative, places in sorted(writers.items()):
         checks.append(("%s writes a job's fields: it is %s" % (relative, WIRE_WRITERS.get(
             relative, "not the run engine's client: build an engine.Job")), relative in WIRE_WRITERS, places))
     checks.append(("the run engine's client is found writing a job's fields (the search sees it)",
-                   os.path.join("checker", "engine.py") in writers, sorted(writers)))
+                   os.path.join("lab04", "checker", "engine.py") in writers, sorted(writers)))
     askers = limit_setters(asks=True)
     for relative, places in sorted(askers.items()):
         checks.append(("%s reads LAB_SANDBOX: it is %s" % (relative, ASKERS.get(
-            relative, "not the module of what the instructor asked (checker/isolation.py): ask it")),
+            relative, "not the module of what the instructor asked (lab04/checker/isolation.py): ask it")),
             relative in ASKERS, places))
     checks.append(("the module of what the instructor asked is found reading LAB_SANDBOX (the search sees it)",
-                   os.path.join("checker", "isolation.py") in askers, sorted(askers)))
+                   os.path.join("lab04", "checker", "isolation.py") in askers, sorted(askers)))
     forkers = limit_setters(forks=True)
     for relative, places in sorted(forkers.items()):
         checks.append(("%s forks: %s" % (relative, FORKERS.get(relative, "not the engine, nor a process named as no lab")),
                        relative in FORKERS, places))
     checks.append(("the engine is found forking (the search sees it)",
-                   "engine/run.cpp" in forkers and os.path.join("grader", "whole_class.py") in forkers, sorted(forkers)))
+                   "engine/run.cpp" in forkers and os.path.join("lab04", "grader", "whole_class.py") in forkers, sorted(forkers)))
     for relative in ENGINE_CALLERS:
         with open(os.path.join(project.ROOT, relative), encoding="utf-8") as f:
             code = without_cpp_comments(f.read())

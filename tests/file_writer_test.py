@@ -1,5 +1,5 @@
 """Every file the project writes is written whole or not at all, and never through a link
-(checker/files.py): what a student's checkout, or anyone who can write in the folder, leaves at
+(lab04/checker/files.py): what a student's checkout, or anyone who can write in the folder, leaves at
 PATH or PATH.new, a link to a file of the grader's, a folder, an old file, is replaced, never
 followed; a write that fails half way leaves PATH as it was and no PATH.new behind.
 
@@ -10,8 +10,9 @@ import shutil
 import sys
 
 import checklist
-import project  # noqa: F401  (puts checker/ on sys.path)
-import files
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import files
 
 
 def fresh(work, name):

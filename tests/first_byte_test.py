@@ -264,7 +264,7 @@ def main(argv):
         env = dict(os.environ, LAB04_FIRST_BYTE_NAMESPACE="1")
         return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable,
                                os.path.abspath(__file__)] + argv, env=env).returncode
-    import sandbox
+    from lab04.checker import sandbox
     box = sandbox.Sandbox("/bin/true")
     box.close()
     if os.geteuid() != 0 or box.mode != "user":
@@ -293,8 +293,7 @@ def main(argv):
     if "crashes_the_compiler" in ours and not compiles_with_clang(build):  # the class compiles with the build's
         files, _, compile_only = ours["crashes_the_compiler"]  # compiler: g++ ignores clang's pragma, and the
         ours["crashes_the_compiler"] = (files, 5, compile_only)  # lab is the honest one (Gradescope's is clang)
-    sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-    import compile_sandbox
+    from lab04.grader import compile_sandbox
     bound = compile_sandbox.TIMEOUT + 60  # a compile's bound, and a minute for the rest
     checks = through_gradescope(root, cases, lesson_line, bound)
     checks += through_the_class(build, root, ours, lesson_line, work, bound)

@@ -15,7 +15,7 @@ without the columns it needs or not CSV (an identifier that fits two students is
 input: lms_rows_test.py); --canvas-column
 alone; an LMS export given to one shard; a --draw that is not a seed, a --shard without
 --draw, shards of different draws to merge; a --preflight-record in a folder the grader cannot write;
-a LAB_SANDBOX that names no sandbox (checker/isolation.py's modes), a LAB_SANDBOX_UIDS that names
+a LAB_SANDBOX that names no sandbox (lab04/checker/isolation.py's modes), a LAB_SANDBOX_UIDS that names
 no range of user ids it may take.
 """
 import contextlib

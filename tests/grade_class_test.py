@@ -37,8 +37,7 @@ import make_class
 import project
 from built_alone import build_alone, build_commands
 
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-from status import Status  # noqa: E402
+from lab04.grader.status import Status  # noqa: E402
 
 GRADE_CLASS = os.path.join(project.ROOT, "grader", "grade_class.py")
 DRAW = "20261202"  # the draw of cases every class here is graded on, and each lab alone
@@ -108,8 +107,8 @@ def main(argv):
     again = in_pid_namespace(argv)
     if isinstance(again, int):
         return again
-    import sandbox
-    import sandbox_users
+    from lab04.checker import sandbox
+    from lab04.checker import sandbox_users
     box = sandbox.Sandbox("/bin/true")
     box.close()
     build, work = os.path.abspath(argv[0]), os.path.abspath(argv[1])
@@ -186,7 +185,7 @@ def main(argv):
         with open(os.path.join(grades, "class.json")) as f:
             kept = {r["student"]: r for r in json.load(f)["rows"]}
         odd = sorted({r["status"] for r in kept.values()} - {s.value for s in Status})
-        checks.append(("%s: every row's status is one of the fixed set (grader/status.py)" % shape, not odd, odd))
+        checks.append(("%s: every row's status is one of the fixed set (lab04/grader/status.py)" % shape, not odd, odd))
         bad = []
         for n, r in rows.items():
             want = kept[n]

@@ -18,8 +18,9 @@ import re
 import subprocess
 import sys
 
-import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
-import check_lab
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import check_lab
 
 
 def numbers_known_wrong(report, lab):

@@ -141,7 +141,7 @@ def main(argv):
     steps = [t["score"] for t in results["tests"]] if results else None
     checks.append(("a lab that prints the lesson's numbers, then aborts, earns STEP 1 to 6 on what it printed",
                    steps == [1.0] * 6 + [0.0], json.dumps(results)[:2000] if results else output[-2000:]))
-    checker = os.path.join(root, "source", "checker", "grading.py")
+    checker = os.path.join(root, "source", "lab04", "checker", "grading.py")
     with open(checker) as f:
         kept = f.read()
     with open(checker, "a") as f:  # a bug of the grader's own

@@ -94,8 +94,8 @@ std::vector<std::string> grader_files() {  // the checker and what it reads
       if (a.find("check_lab.py") != std::string::npos || a.find("grade_class.py") != std::string::npos) {
         std::string dir = a.substr(0, a.rfind('/') + 1);
         for (const char* f : {"check_lab.py", "grading.py", "compare.py", "cases.py", "verdict.py",
-                              "reference_attention.py", "sandbox.py", "../checker/compare.py",
-                              "grade_class.py", "gradebook.py", "../checker/grading.py"})
+                              "reference_attention.py", "sandbox.py", "../lab04/checker/compare.py",
+                              "grade_class.py", "gradebook.py", "../lab04/checker/grading.py"})
           found.push_back(dir + f);
       }
   return found;
@@ -180,7 +180,7 @@ def digest(folder):
 
 
 def sandbox_processes():
-    import sandbox_users
+    from lab04.checker import sandbox_users
     return sandbox_users.left_behind()[:20]
 
 
@@ -323,7 +323,7 @@ def main(argv):
     if os.geteuid() != 0:
         print("SKIPPED: grading through run_autograder as Gradescope does needs root")
         return 77
-    import sandbox
+    from lab04.checker import sandbox
     box = sandbox.Sandbox("/bin/true")  # as the checker will run each lab, as root
     box.close()
     if box.mode != "user":

@@ -1,6 +1,6 @@
 # Included by run_lab.cmake and rejects_bad_input.cmake: the environment a test runs the lab in,
-# the checker's (checker/sandbox.py's _env): PATH, HOME, LANG=C.UTF-8, OMP_NUM_THREADS=2 (the
-# lab's own number of threads, checker/engine.py's LAB_THREADS), the loader's and
+# the checker's (lab04/checker/sandbox.py's _env): PATH, HOME, LANG=C.UTF-8, OMP_NUM_THREADS=2 (the
+# lab's own number of threads, lab04/checker/engine.py's LAB_THREADS), the loader's and
 # sanitizers' variables and the run engine the tests name (LAB_RUNNER: a lab outside the build,
 # tests/fixtures/fake_lab.sh, has no build folder beside it to find lab04_runner in, and a build
 # folder not named build/ is not the project's), nothing else. So a variable of the user's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The rules of a deadline, in this process (tier unit): grader/deadlines.py reads --deadline and
+"""The rules of a deadline, in this process (tier unit): lab04/grader/deadlines.py reads --deadline and
 --late-penalty, says a duration as a person does, takes the penalty for each day begun up to its
 cap, reads Gradescope's upload time, and marks a row late or on time from a snapshot, an upload
 time or Canvas's late mark. Every expected value below is worked out by hand from the rule as
@@ -11,13 +11,12 @@ usage: late_penalty_rules_test.py
 import datetime
 import sys
 
-import project  # noqa: F401  (puts checker/ on sys.path)
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
 import checklist
 
-sys.path.insert(0, project.ROOT + "/grader")
-import deadlines  # noqa: E402
-from row import Row  # noqa: E402
-from submissions import Student  # noqa: E402
+from lab04.grader import deadlines  # noqa: E402
+from lab04.grader.row import Row  # noqa: E402
+from lab04.grader.submissions import Student  # noqa: E402
 
 UTC = datetime.timezone.utc
 DAY = 86400

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Canvas's and Moodle's gradebooks, read from exports written here and filled back, in this
-process (tier unit): grader/lms.py finds the lab's column (the one that says Lab 04, the one
+process (tier unit): lab04/grader/lms.py finds the lab's column (the one that says Lab 04, the one
 named, or a new one worth the lab's points), scales a score to the column's Points Possible,
 writes Moodle's percent by email address, keeps the export's separator and byte-order mark,
 leaves a row not graded as the LMS had it, matches a student by any of their identities and
@@ -16,13 +16,12 @@ import os
 import sys
 import tempfile
 
-import project  # noqa: F401  (puts checker/ on sys.path)
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
 import checklist
 
-sys.path.insert(0, project.ROOT + "/grader")
-import lms  # noqa: E402
-from row import Row  # noqa: E402
-from status import Status  # noqa: E402
+from lab04.grader import lms  # noqa: E402
+from lab04.grader.row import Row  # noqa: E402
+from lab04.grader.status import Status  # noqa: E402
 
 CANVAS = [
     ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 03 (1203)", "Lab 04: attention (1204)",

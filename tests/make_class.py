@@ -8,7 +8,7 @@ usage: make_class.py SHAPE FOLDER [MANIFEST]
             <login>_<id>_<id>_lab04_attention.cpp files), gradescope (Gradescope's export, a
             group submission among them) or bench (30 students, a folder each)
   MANIFEST  a JSON file: for each student, the lab's kind, the mistakes it makes (ids of
-            checker/mistakes.py) and the status its row must have
+            lab04/checker/mistakes.py) and the status its row must have
 """
 import json
 import os

@@ -1,4 +1,4 @@
-"""A verdict kept (checker/memo.py) is given only to runs that print what the runs it was
+"""A verdict kept (lab04/checker/memo.py) is given only to runs that print what the runs it was
 judged on printed, by the same checker and torch: any other run is judged anew.
 
 usage: memo_test.py LAB WRONG_LAB
@@ -25,8 +25,8 @@ import tempfile
 
 import checklist
 import project
-import cases
-import memo
+
+from lab04.checker import cases, memo
 
 PYTHON = sys.executable
 

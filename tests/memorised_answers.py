@@ -10,8 +10,9 @@ student has seen gives it at most STEP 7 (its verdicts agree with the weights it
 """
 import subprocess
 
-import project  # noqa: F401  (puts checker/ on sys.path)
-import cases
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import cases
 
 DELIMITER = "lab04answer"
 

@@ -15,12 +15,10 @@ was expected and what came.
 """
 import sys
 
-import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
-import cases
-import running
-import sandbox
-import verdict
-from mistakes import MISTAKES
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import cases, running, sandbox, verdict
+from lab04.checker.mistakes import MISTAKES
 
 
 def main(argv):

@@ -3,7 +3,7 @@
 
 usage: no_parsed_text_test.py
 
-Read from the source of every Python module of checker/, grader/ and instructor/: each string
+Read from the source of every Python module of lab04/ and the launchers beside it: each string
 a module looks for in a text (the first argument of startswith, endswith, replace, find,
 index, partition or split; the left side of "in" or "not in" against a text; the string whose
 length a slice cuts off, text[len("label: "):], which takes for granted that the text begins
@@ -24,13 +24,13 @@ import sys
 import checklist
 import project
 
-FOLDERS = ("checker", "grader", "instructor")
+FOLDERS = ("lab04", "checker", "grader", "instructor")
 SEARCHES = ("startswith", "endswith", "replace", "find", "rfind", "index", "rindex", "partition", "rpartition",
             "split", "count")
 SHORTEST = 5
 PATTERNS = ("sub", "subn", "match", "fullmatch", "search", "findall", "finditer", "split", "compile")
 # Strings a module may look for although another writes them too, each with the reason.
-SAME_WORDS = {("checker/compare.py", "LibTorch's fused attention disagrees"):
+SAME_WORDS = {("lab04/checker/compare.py", "LibTorch's fused attention disagrees"):
               "the lab's own line (it prints \"agrees\" or \"disagrees\" into it); diagnosis.py's sentence "
               "says the same words"}
 

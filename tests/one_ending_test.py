@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """How a run ended has one set of names, from the engine to the gradebook: engine/run.h's
 Stopped (kTime, kSize, kStart, kCancelled), whose names engine/run.cpp's stopped_name() puts on
-the runner's wire, are checker/engine.py's Ending of the same names; running.ran() gives a
-run's ending as an Ending; grader/one_student.py's status of a row comes from it by a table,
-whose statuses are grader/status.py's. No module defines an enum or a constant of endings of
+the runner's wire, are lab04/checker/engine.py's Ending of the same names; running.ran() gives a
+run's ending as an Ending; lab04/grader/one_student.py's status of a row comes from it by a table,
+whose statuses are lab04/grader/status.py's. No module defines an enum or a constant of endings of
 its own.
 
 Then for real: lab04_runner (LAB_RUNNER, else build/lab04_runner) runs programs that overrun
@@ -20,13 +20,10 @@ import sys
 import checklist
 import project
 
-sys.path.insert(0, os.path.join(project.ROOT, "checker"))
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
 
-import engine  # noqa: E402
-import one_student  # noqa: E402
-import running  # noqa: E402
-from status import Status  # noqa: E402
+from lab04.checker import engine, running  # noqa: E402
+from lab04.grader import one_student  # noqa: E402
+from lab04.grader.status import Status  # noqa: E402
 
 ENDING_WORDS = {"timed out", "too much output", "crashed", "printed nothing", "time", "size", "start", "cancelled",
                 "silent"}
@@ -57,7 +54,7 @@ def structure():
                    list(engine.Ending)))
     table = dict(one_student.STATUS_OF_ENDING)
     lab_made = set(engine.Ending) - {engine.Ending.START, engine.Ending.CANCELLED}
-    checks.append(("every ending a lab can bring on has a row's status, a status of grader/status.py",
+    checks.append(("every ending a lab can bring on has a row's status, a status of lab04/grader/status.py",
                    set(table) == lab_made and all(isinstance(s, Status) for s in table.values()), table))
     # No other enum or module constant of endings: an Enum class, or a tuple or a name bound to
     # their words, anywhere in checker/, grader/ or instructor/ but engine.Ending and status.Status.
@@ -71,8 +68,8 @@ def structure():
                                                       for b in node.bases):
                 words = {n.value.value for n in node.body if isinstance(n, ast.Assign) and
                          isinstance(n.value, ast.Constant)}
-                if words & ENDING_WORDS and (relative, node.name) not in (("checker/engine.py", "Ending"),
-                                                                           ("grader/status.py", "Status")):
+                if words & ENDING_WORDS and (relative, node.name) not in (("lab04/checker/engine.py", "Ending"),
+                                                                           ("lab04/grader/status.py", "Status")):
                     others.append("%s: class %s" % (relative, node.name))
             elif isinstance(node, ast.Assign):
                 constants = {n.value for n in ast.walk(node.value) if isinstance(n, ast.Constant)}

@@ -20,12 +20,8 @@ import tempfile
 import checklist
 import project
 
-sys.path.insert(0, os.path.join(project.ROOT, "checker"))
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
 
-import command_line  # noqa: E402
-import grade_class  # noqa: E402
-import grade_on_slurm  # noqa: E402
+from lab04.grader import command_line, grade_class, grade_on_slurm  # noqa: E402
 
 # A value each option accepts, for the split (the readers check nothing there but --draw).
 SAMPLE = {"-j": "2", "--draw": "0012", "--points": "1,1,1,1,1,1,1", "--timeout": "5", "--deadline":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Each STEP recomputed on a lab's own printed inputs, and whether those inputs can tell right
-code from wrong, on tensors written here, in this process (tier unit): checker/own_inputs.py's
+code from wrong, on tensors written here, in this process (tier unit): lab04/checker/own_inputs.py's
 step3() to step7() and unleaked(). The values expected are small products and softmaxes worked
 out by hand; the verdicts (evidence, or why not) follow the rules the module's docstring and
 the checker's README state: zeros, one number everywhere, a copy of an input, equal or one-hot
@@ -12,12 +12,12 @@ usage: own_input_evidence_rules_test.py
 import math
 import sys
 
-import project  # noqa: F401  (puts checker/ on sys.path)
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
 import checklist
 import torch
 
-import cases
-import own_inputs as oi
+from lab04.checker import cases
+from lab04.checker import own_inputs as oi
 
 INF = float("inf")
 NAN = float("nan")

@@ -1,8 +1,8 @@
 """What the tests know of the project: where it is, where its parts are, and how to copy it.
 
-Importing it puts the checker (checker/) and the instructor's kit (instructor/) on sys.path,
-and the tools' folder (tools/), so that a test imports check_lab, make_starter or project_files
-as the tools themselves are laid out; the tools never import a test.
+Importing it puts the project's folder on sys.path, and the tools' folder (tools/), so that a
+test imports the package's modules by their qualified names (from lab04.checker import cases),
+as the launchers of the commands do; neither ever imports a test.
 
   ROOT, CHECKER, INSTRUCTOR, TOOLS   the project's folder and its parts
   GOLDEN                             the seed's printed output
@@ -23,10 +23,10 @@ CHECKER = os.path.join(ROOT, "checker")
 INSTRUCTOR = os.path.join(ROOT, "instructor")
 GOLDEN = os.path.join(ROOT, "tests", "fixtures", "seed_default_output.txt")
 TOOLS = os.path.join(ROOT, "tools")
-for folder in (CHECKER, INSTRUCTOR, TOOLS):
+for folder in (ROOT, TOOLS):
     if folder not in sys.path:
         sys.path.insert(0, folder)
-import project_files  # noqa: E402  (tools/: the project's list of files)
+from lab04 import project_files  # noqa: E402  (the project's list of files)
 
 
 def readme_command(marker, readme=os.path.join(ROOT, "README.md")):

@@ -13,9 +13,10 @@ import random
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-import project  # noqa: F401  (puts checker/ on sys.path)
-import reference_attention
-from mistakes import MISTAKES
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import reference_attention
+from lab04.checker.mistakes import MISTAKES
 
 ASKS = [(seed, tokens, embed, head, heads, mistake)
         for seed, tokens, embed, head in [(3, 4, 6, 6), (11, 20, 6, 9), (5, 7, 8, 4), (2, 33, 5, 5)]

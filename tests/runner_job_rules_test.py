@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A job of the run engine, as a value (checker/engine.py's Job), is written as engine/runner.cpp
+"""A job of the run engine, as a value (lab04/checker/engine.py's Job), is written as engine/runner.cpp
 reads it, in this process (tier unit): each field a letter and its value, repeated fields in the
 order given, a field left out when it is not set, and a value given as a dict (the sandbox's
 limits and environment) written as NAME=value. The letters are those of runner.cpp's comment,
@@ -14,7 +14,7 @@ import sys
 import project
 import checklist
 
-import engine
+from lab04.checker import engine
 
 
 def letters_the_runner_reads():

@@ -11,12 +11,10 @@ lesson's own tensors must get none.
 """
 import sys
 
-import project  # noqa: F401  (puts checker/ on sys.path)
-import cases
-import compare
-import diagnosis
-import reference_attention
-from mistakes import MISTAKES
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import cases, compare, diagnosis, reference_attention
+from lab04.checker.mistakes import MISTAKES
 
 CASE = "3,4,6,6"
 

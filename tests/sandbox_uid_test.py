@@ -20,9 +20,7 @@ import time
 import checklist
 import project
 
-sys.path.insert(0, project.CHECKER)
-import sandbox  # noqa: E402
-import sandbox_users  # noqa: E402
+from lab04.checker import sandbox, sandbox_users  # noqa: E402
 
 
 def given_back_and_closed_again():

@@ -3,7 +3,7 @@ prints what the lab printed before heads existed.
 
 usage: several_heads_test.py [--memo DIR] [--report REPORT BUILT] LAB [FUSED_MUTANT]
 
-  --memo        keep the reference's outputs in DIR (checker/memo.py, keyed by
+  --memo        keep the reference's outputs in DIR (lab04/checker/memo.py, keyed by
                 several_heads_lab.py, the checker and torch): a run of the test that finds
                 them there does not load torch
 
@@ -27,7 +27,8 @@ import sys
 
 import checklist
 import project  # puts checker/ on the path
-import memo  # noqa: E402
+
+from lab04.checker import memo  # noqa: E402
 
 REFERENCE = os.path.join(project.ROOT, "tests", "several_heads_lab.py")
 

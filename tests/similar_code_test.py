@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """grade_class.py's summary names the labs whose students' own code shares what students who
-worked alone would not (grader/similarity.py): a hint, never a verdict, never a grade changed.
+worked alone would not (lab04/grader/similarity.py): a hint, never a verdict, never a grade changed.
 
 usage: similar_code_test.py BUILD WORK_DIR
 
@@ -27,7 +27,8 @@ import sys
 
 import checklist
 import make_class
-import make_starter
+
+from lab04.instructor import make_starter
 import project
 import written_another_way_test
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The similarity check's page (grader/similar_page.py, GRADES/similar.html) for a class of thirty
+"""The similarity check's page (lab04/grader/similar_page.py, GRADES/similar.html) for a class of thirty
 honest students and five disguised copies of one lab (similarity_test.py's first class), as
 an instructor sees it: each pair named has its heading and its shared lines side by side, both
 labs' line numbers and texts as the labs have them; a line of a student's code that is markup
@@ -20,9 +20,7 @@ import checklist
 import project
 import similarity_test
 
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-import similar_page  # noqa: E402
-import similarity  # noqa: E402
+from lab04.grader import similar_page, similarity  # noqa: E402
 
 MARKUP = ('    const std::string note = std::string("<script>document.title = \'run\'</script><img src=x onerror=alert(1)>") '
           '+ std::to_string(T);')

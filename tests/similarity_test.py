@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The similarity check (grader/similarity.py) on classes of students who each wrote STEPs 3 to 6
+"""The similarity check (lab04/grader/similarity.py) on classes of students who each wrote STEPs 3 to 6
 alone (honest_class.py), as the class grader weighs them, without grading:
 
 - in five classes of 30 and one of 100, each with five disguised copies of one lab (renamed;
@@ -26,11 +26,11 @@ import time
 
 import checklist
 import honest_class
-import make_starter
+
+from lab04.instructor import make_starter
 import project
 
-sys.path.insert(0, os.path.join(project.ROOT, "grader"))
-import similarity  # noqa: E402
+from lab04.grader import similarity  # noqa: E402
 
 CLASSES = [(30, 1), (30, 2), (30, 3), (30, 4), (30, 5), (100, 1)]  # (students, seed)
 

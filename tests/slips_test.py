@@ -12,12 +12,12 @@ usage: slips_test.py
 """
 import sys
 
-import project  # noqa: F401  (puts checker/ and instructor/ on sys.path)
-import cases
-import compare
-import diagnosis
+import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
+
+from lab04.checker import cases, compare, diagnosis
 from catalogue_test import printed, simulated_lab
-from mistakes import MISTAKES
+
+from lab04.checker.mistakes import MISTAKES
 
 LESSON = open(project.ROOT + "/lab04_attention.cpp", encoding="utf-8").read()
 SCALE = "if (opt.scale) scores.mul_(1.0 / std::sqrt(double(HEAD)));"
@@ -150,7 +150,7 @@ def main(argv):
                                                               "its source at hand" if given else "no source", words,
                                                               "" if ok else "\n        got: %s" % " | ".join(said)[:600]))
     # A student's line is shown, never obeyed: a control character in it is quoted as \xNN.
-    import slips
+    from lab04.checker import slips
     said = slips.lead("no_scale", LESSON.replace(SCALE, SCALE.replace("mul_(", "mul(").replace("));", ") /*\x1b[2J*/);")))
     ok = said is not None and "\x1b" not in said and "\\x1b[2J" in said
     failed += not ok

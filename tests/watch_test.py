@@ -32,8 +32,7 @@ import time
 import checklist
 import project
 
-sys.path.insert(0, project.CHECKER)
-import cases  # noqa: E402  (the checker's own cases and limits)
+from lab04.checker import cases  # noqa: E402  (the checker's own cases and limits)
 
 OPTIONS = "--verbose -T 20 --heatmap --digits 4"  # added to the README's command
 ALL_RIGHT = "check: every STEP matches the reference in all %d cases" % len(cases.DEFAULT_CASES)
@@ -255,7 +254,7 @@ def command_line_checks(work, rebuild_run, lab_cpp, lesson):
     """After an edit (a dropped result: scores.mul(...) on a line of its own), --once's verdict
     names a case's command: run as it is, it prints the number the verdict says was printed; and
     so does build/lab04_attention with the case's options, which --once rebuilt from the save."""
-    import compare  # the checker's reader of a printed tensor
+    from lab04.checker import compare  # the checker's reader of a printed tensor
     scale = "scores.mul_(1.0 / std::sqrt(double(HEAD)));"
     save(lab_cpp, lesson.replace(scale, "scores.mul(1.0 / std::sqrt(double(HEAD)));", 1))
     got = subprocess.run(["bash", "-c", rebuild_run], cwd=work, capture_output=True, text=True, timeout=WAIT)

@@ -33,14 +33,10 @@ from concurrent.futures import ThreadPoolExecutor
 import checklist
 import project
 from built_alone import build_alone, build_commands
-import cases
-import diagnosis
-import make_starter
-import running
-import sandbox
-import verdict
-import watch_verdict
-from mistakes import MISTAKES
+
+from lab04.checker import cases, diagnosis, running, sandbox, verdict, watch_verdict
+from lab04.checker.mistakes import MISTAKES
+from lab04.instructor import make_starter
 
 # Each STEP as the Python lab (the seed) writes it, in LibTorch: its names (but the mask's, tril,
 # which the lesson's other steps use), its operations and its constants.

@@ -17,7 +17,7 @@
 // in the background, and computes the reference once; the watch runs the cases itself, each a
 // forked child as fast as the run above, within the checker's limits, and hands the checker
 // what they printed; runs that print what earlier runs printed get the verdict kept then
-// (checker/memo.py, in the build folder). A save during a verdict cancels it. --no-check leaves it
+// (lab04/checker/memo.py, in the build folder). A save during a verdict cancels it. --no-check leaves it
 // out; without a Python that can import torch the watch says so once and goes on without it.
 //
 // Why it is fast: LibTorch is loaded into this process once (lab04_runtime, a shared library

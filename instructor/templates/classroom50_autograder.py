@@ -40,9 +40,8 @@ BODY_LIMIT = 60000  # characters of release-body.md (a GitHub release's text hol
 # (make_starter.py --classroom50 --grade-unisolated).
 UNISOLATED = "@UNISOLATED@"
 
-sys.path.insert(0, os.path.join(PROJECT, "checker"))  # the bundle's checker: its file writers
-import files  # noqa: E402
-import platforms  # noqa: E402
+sys.path.insert(0, PROJECT)  # the bundle's package, lab04/: the checker's file writers
+from lab04.checker import files, platforms  # noqa: E402
 
 
 class GraderFault(Exception):
@@ -114,7 +113,7 @@ def cannot_isolate():
     here: a system whose folders are closed to other users, as some chroots are, lets it load
     nothing); as a user, bubblewrap (user namespaces). Where it cannot, the lab would read what
     this job can, its token among them."""
-    import sandbox  # the bundle's checker: what isolation can be had, and its probes
+    from lab04.checker import sandbox  # the bundle's checker: what isolation can be had, and its probes
     if os.geteuid() == 0 or as_root(["true"]) != ["true"]:
         probe = run(as_root(sandbox.PROBES["user"]), cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if probe.returncode == 0:

@@ -1,0 +1,700 @@
+"""sandbox.py: the one way to run a student's lab, for everything that runs one (the check,
+--grade, Gradescope's run_autograder). A student's program is untrusted: it may try to raise its
+grade, to stop or outlive its grader, or to reach the grader's files. What it gets:
+
+  as root (Gradescope, a CI container): an unprivileged user id of its own (one of UIDS, one
+      checker at a time each, held by a lock), no supplementary groups, no way to regain
+      privileges (no_new_privs, no capabilities), an empty working folder of its own, a
+      minimal environment. Every process of that user is killed after each run, and the
+      checker sees that none is left before it goes on. Files it left in /tmp, /var/tmp,
+      /dev/shm and /run/lock, at any depth, and its System V IPC objects are removed. Where
+      root may make a mount namespace, each run has one (and an IPC namespace): /proc shows
+      only its user's processes, and the run has a root of its own with the allowlist below
+      (the run engine makes it, _out_of_sight's parts of its job). Where root may not (a container
+      without the right), it is kept out of the project and its build folder (and the class
+      grader's places) by an ACL entry of no right (KeptOut); every other file any user may
+      read is readable to it, and the isolation line says so. The class grader's runs (Runner, ForkedBox) also get, where root may make
+      namespaces, a private tmpfs for their /tmp and home, an IPC namespace, and a cgroup per
+      worker (at most one core and MEMORY for all of a student's processes).
+  as a user, with bubblewrap (Debian's bubblewrap): namespaces of its own (no network, its own
+      processes only), a root of its own with the allowlist, an empty /tmp and folder.
+  as a user, without bubblewrap, where user namespaces work (util-linux's unshare): no
+      network, its own processes and IPC, the home folders, /var/tmp, /dev/shm, /run/lock and
+      what the caller hides (the class, the project) covered by empty ones; the rest of the
+      file system as the user has it, and the isolation line says so.
+  where none of these works: a session of its own and the limits, and the report
+      says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
+
+The allowlist (bwrap_allowlist, engine_allowlist: one list for every compile and run that can
+have a root of its own): the system's programs, libraries and headers, LibTorch, the lab's own
+files and folder; nothing else of the machine.
+
+Every run goes through the run engine (engine.py, engine/runner.cpp): it starts the command
+made here, sets the limits, reads the output against the time limit, and kills what is left.
+In every case: limits on memory (address space; not for an AddressSanitizer build, which
+reserves terabytes of shadow memory: LAB_SANITIZED=1, the grader's setting, never the binary's), processes, file size, CPU time, and no core files; and
+the wall-time and output limits of check_lab.py. LAB_SANDBOX=user|bwrap|unshare|none chooses
+one (the tests use it); an unknown or impossible choice is an error, never a weaker sandbox.
+
+  box = sandbox.Sandbox(path)           one per lab and checker; closed when the checker ends
+  box.isolation                         one line: how the lab runs ("isolation: " and the words)
+  box.isolation_of_any_student          those words alone, without the user id (a gradebook's row)
+  box.run(args, timeout, max_out, max_err) -> engine.Run(status, out, err, stopped, limit)
+"""
+import atexit
+import fcntl
+import os
+import re
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import tempfile
+
+from lab04 import PROJECT  # the checker's project
+from lab04.checker import engine  # the run engine: every run of the lab goes through it
+from lab04.checker import isolation  # what the instructor asked (LAB_SANDBOX)
+from lab04.checker import sandbox_users  # the user ids of root's sandboxes
+from lab04.checker.sandbox_users import Refused  # noqa: F401  (sandbox.Refused: the callers' name for it)
+
+MEMORY = 4 << 30  # bytes of address space
+PROCESSES = 1024  # processes and threads of a sandbox's own user
+FILE_SIZE = 64 << 20  # bytes: the largest file the lab may write
+
+
+def limits(timeout, asan=False, processes=PROCESSES):
+    """The resource limits of one run of the lab, which the run engine sets (for the checker,
+    the class runner and the watch's verdict): {name: value}, the names those of the engine's
+    L fields. The CPU time follows the wall-time limit (SIGXCPU then), and there is no
+    memory limit for an AddressSanitizer build (asan). processes: where the lab runs as a user
+    who has processes of their own already, as many more."""
+    found = {"nproc": processes, "fsize": FILE_SIZE, "cpu": int(timeout) + 5, "core": 0}
+    if not asan:
+        found["as"] = MEMORY
+    return found
+
+
+def limits_in_words(asan=False):
+    return "limits: %s, %d processes, files up to %d MB, CPU time, no core files" % (
+        "memory not limited (an AddressSanitizer build)" if asan else "memory %d GiB" % (MEMORY >> 30),
+        PROCESSES, FILE_SIZE >> 20)
+
+
+class NotStarted(Exception):
+    """The sandbox could not start a run (the grader's fault, not the lab's): the caller
+    says so and grades nothing, never a 0."""
+
+
+def _works(cmd):
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# The probes of what isolation can be had here, as commands: run here, or by a caller that must
+# run them itself (Classroom 50's job asks through sudo, before the grader runs).
+PROBES = {"bwrap": ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+          # a user of its own can run programs (a system whose folders are closed to others cannot)
+          "user": ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", "exit 0"]}
+
+
+def bwrap_works():
+    """Whether bubblewrap can make its namespaces here (as root, or as a user where the kernel
+    allows user namespaces)."""
+    return bool(shutil.which("bwrap")) and _works(PROBES["bwrap"])
+
+
+def become_subreaper():
+    """Orphans of the lab (a process it detached) are then reparented to the checker, which
+    reaps them: a zombie still counts against its user's process limit."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def reap_orphans():
+    """Reaps every child that has ended (run once the lab itself has been waited for)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def sanitizer_build():
+    """Whether the labs to run were built with AddressSanitizer, which reserves terabytes of
+    address space and so runs without the memory limit: the grader's own setting
+    (LAB_SANITIZED=1, which the sanitizer build's tests set), never read from the student's
+    binary, which could claim it to lift its limit."""
+    return os.environ.get("LAB_SANITIZED") == "1"
+
+
+# What a lab's compile and runs may see, on every path that can make a root of its own (as
+# root, the run engine's fields I and B; as a user, bubblewrap): an allowlist, never a list of
+# places to hide. The system's programs, libraries and headers (/usr, /etc, and /bin, /lib and
+# their kin, links into /usr or folders of their own), /dev/null and its kin, an empty /tmp, a
+# /proc, and what the caller adds: LibTorch's folders where they lie outside /usr, the lab's own
+# staged files, its folder. Nothing else of the machine is there: no home, no /srv, no /grade,
+# no gradebook, no class, no earlier term, no project.
+SYSTEM = ("/usr", "/etc")
+SYSTEM_LINKS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32") if os.path.islink(d)]
+SYSTEM_FOLDERS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # where /usr is not merged
+                  if os.path.isdir(d) and not os.path.islink(d)]
+
+
+def beyond_the_system(folders):
+    """Those of folders that the allowlist's system part does not hold already."""
+    system = SYSTEM + tuple(SYSTEM_LINKS) + tuple(SYSTEM_FOLDERS)
+    return [f for f in dict.fromkeys(folders) if f not in system and not f.startswith(tuple(d + "/" for d in system))]
+
+
+SEES = ("a root of its own that holds the system's programs and libraries (/usr, /etc), LibTorch, its own files "
+        "and an empty folder, and nothing else of the machine")
+
+
+def bwrap_allowlist(shown=(), bound=()):
+    """bubblewrap's command line, up to the command, for a root of its own with the allowlist:
+    shown, folders or files seen where they are, read-only; bound, (folder, where the lab sees
+    it, writable) of its own. No network, no capabilities, its own processes."""
+    line = ["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    for folder in SYSTEM:
+        line += ["--ro-bind", folder, folder]
+    for link in SYSTEM_LINKS:
+        line += ["--symlink", os.readlink(link), link]
+    line += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # (first: a folder in /tmp is bound over it)
+    for folder in SYSTEM_FOLDERS + beyond_the_system(shown):
+        line += ["--ro-bind", folder, folder]
+    for folder, inside, writable in bound:
+        line += ["--bind" if writable else "--ro-bind", folder, inside]
+    return line
+
+
+def engine_allowlist(root, shown=()):
+    """The run engine's job's parts (engine.Job's) for a root of its own at root (an empty
+    folder): the allowlist, with shown (folders or files) read-only where they are; the job's
+    home is bound by the engine itself."""
+    return {"root": root, "shown": tuple(beyond_the_system(shown))}
+
+
+_root_hidepid = []
+
+
+def root_hidepid():
+    """As root: the hidepid value a mount namespace's /proc takes here ("invisible", "2"), or
+    None where root cannot make one (a container without the right)."""
+    if os.geteuid() != 0:
+        return None
+    if not _root_hidepid:
+        _root_hidepid.append(next((h for h in ("invisible", "2") if _works(
+            ["unshare", "--mount", "--propagation", "private", "mount", "-t", "proc", "-o", "hidepid=" + h, "proc",
+             "/proc"])), None))
+    return _root_hidepid[0]
+
+
+# Where no root of its own can be made (Docker's defaults refuse namespaces to root, some
+# chroots too), a sandbox's user id is kept out of the places it must not read by a POSIX ACL
+# entry that gives that user no right (system.posix_acl_access, which the kernel checks before
+# "other"): every other user's rights, and the modes, stay as they were, and each ACL is put
+# back as it was when the grading ends.
+ACL = "system.posix_acl_access"
+ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+NO_ID = 0xFFFFFFFF
+
+
+def acl_entries(blob, mode):
+    """The entries (tag, rights, id) of an access ACL's bytes; of the mode where there are none."""
+    if blob:
+        return [struct.unpack_from("<HHI", blob, 4 + 8 * i) for i in range((len(blob) - 4) // 8)]
+    return [(ACL_USER_OBJ, (mode >> 6) & 7, NO_ID), (ACL_GROUP_OBJ, (mode >> 3) & 7, NO_ID), (ACL_OTHER, mode & 7, NO_ID)]
+
+
+def acl_blob(entries):
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in sorted(entries, key=lambda e: (e[0], e[2])))
+
+
+def acl_keeping_out(blob, mode, uid):
+    """An access ACL (its xattr's bytes) that adds to blob (the file's own, or None: its mode's)
+    an entry giving uid no right, every other entry's effect unchanged."""
+    entries = [e for e in acl_entries(blob, mode) if not (e[0] == ACL_USER and e[2] == uid)] + [(ACL_USER, 0, uid)]
+    if not any(e[0] == ACL_MASK for e in entries):  # the group class's rights, as they were
+        entries.append((ACL_MASK, max(e[1] for e in entries if e[0] == ACL_GROUP_OBJ), NO_ID))
+    return acl_blob(entries)
+
+
+class KeptOut:
+    """Keeps uid out of places (folders or files), from now until close(): an ACL entry of no
+    right on each. A place that holds something of needed (the build's precompiled header, say)
+    is not closed itself: each of its entries is, but the ones on the way to what is needed.
+    kept: what was closed; failed: what could not be (a file system without ACLs). Graders
+    that share a place (the class grader's workers, each with a user id of its own) each add
+    and remove their own entry, the inode locked while they change it; forget_stale() takes
+    away the entries of user ids no grader holds any more (a worker ended without closing)."""
+
+    def __init__(self, uid, places, needed=()):
+        self.uid, self.kept, self.failed = uid, [], []
+        for path in closable(places, needed):
+            if change_acl(path, lambda old, mode: acl_keeping_out(old, mode, self.uid)):
+                self.kept.append(path)
+            else:
+                self.failed.append(path)
+
+    def close(self):
+        """Takes this user's entry away again."""
+        for path in reversed(self.kept):
+            change_acl(path, lambda old, mode: acl_without(old, mode, lambda uid: uid == self.uid))
+        self.kept = []
+
+    @staticmethod
+    def forget_stale(places, needed=()):
+        """Takes away, from the places a KeptOut of these would close, every entry of a sandbox's
+        user id that no grader holds now."""
+        for path in closable(places, needed):
+            change_acl(path, lambda old, mode: acl_without(
+                old, mode, lambda uid: uid in isolation.user_ids() and not sandbox_users.held(uid)))
+
+
+def closable(places, needed=()):
+    """The folders and files a KeptOut of places closes: each place, or, where it holds
+    something of needed, each of its entries but the ones on the way (never a link, a FIFO, a
+    socket or a device: what a link names is its target's business, and the others are never
+    opened)."""
+    needed = [os.path.realpath(n) for n in needed]
+    todo = list(dict.fromkeys(os.path.realpath(p) for p in places if p))
+    while todo:
+        path = todo.pop(0)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)) or path in needed:
+            continue
+        if stat.S_ISDIR(st.st_mode) and any(n.startswith(path.rstrip("/") + "/") for n in needed):
+            todo += [os.path.join(path, name) for name in sorted(os.listdir(path))]
+        else:
+            yield path
+
+
+def acl_without(blob, mode, drop):
+    """The ACL less the named users' entries drop(uid) says to take; None (no ACL of its own)
+    where no named entry is left."""
+    entries = [e for e in acl_entries(blob, mode) if not (e[0] == ACL_USER and drop(e[2]))]
+    return acl_blob(entries) if any(e[0] in (ACL_USER, ACL_GROUP) for e in entries) else None
+
+
+def change_acl(path, how):
+    """Sets path's ACL to how(its ACL's bytes or None, its mode) (None: no ACL of its own), the
+    inode locked; whether it could."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            old = os.getxattr(fd, ACL)
+        except OSError:
+            old = None
+        new = how(old, os.fstat(fd).st_mode)
+        if new is None and old is not None:
+            os.removexattr(fd, ACL)
+        elif new is not None and new != old:
+            os.setxattr(fd, ACL, new)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def kept_out_in_words(kept, what):
+    """The isolation line's words where no root of its own could be made: what the lab was kept
+    out of (an ACL of no right), what could not be, and that the rest is readable."""
+    said = "no mount namespace can be made here: it was kept out of %s (an ACL entry of no right on %d places)" % (
+        what, len(kept.kept)) if kept and kept.kept else "no mount namespace can be made here"
+    if kept and kept.failed:
+        said += ", but not out of %s (no ACLs there)" % ", ".join(kept.failed[:3])
+    return said + ", and every other file any user may read, it may read too"
+
+
+SCRATCH_SIZE = "64m"  # each private one of a class run (and its home), a tmpfs
+
+
+def private_places():
+    """The places of SCRATCH that a class run as root gets a private tmpfs of, where this
+    machine lets root make mount namespaces (not in some containers and chroots); else []."""
+    if os.geteuid() != 0 or not _works(["unshare", "--mount", "--ipc", "--propagation", "private",
+                                       "mount", "-t", "tmpfs", "lab04", "/tmp"]):
+        return []
+    return [p for p in sandbox_users.SCRATCH if os.path.isdir(p) and not os.path.islink(p)]
+
+
+class Cgroup:
+    """A cgroup for the runs of one worker of the class grader (root only), so that a
+    student's runs, however many processes they make, share at most one core and MEMORY
+    bytes between them: the other workers' students keep their share. cgroup v2, or v1's
+    cpu and memory hierarchies; where neither can be made, procs is empty and why says so."""
+
+    def __init__(self, name):
+        self.folders, self.procs, self.why = [], [], None
+        v2 = "/sys/fs/cgroup/cgroup.controllers"
+        settings = ([("", {"cpu.max": "100000 100000", "memory.max": str(MEMORY)})] if os.path.isfile(v2) else
+                    [("cpu", {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "100000"}),
+                     ("memory", {"memory.limit_in_bytes": str(MEMORY)})])
+        try:
+            if os.geteuid() != 0:
+                raise OSError("not root")
+            for hierarchy, values in settings:
+                # Only inside a mounted hierarchy (its folders all have cgroup.procs): where none
+                # is mounted (a chroot or container without /sys), a folder made there would be
+                # a plain one, and no run could join it.
+                if not os.path.isfile(os.path.join("/sys/fs/cgroup", hierarchy, "cgroup.procs")):
+                    raise OSError("no cgroup hierarchy at /sys/fs/cgroup/%s" % hierarchy)
+                folder = os.path.join("/sys/fs/cgroup", hierarchy, name)
+                try:
+                    os.mkdir(folder)
+                except FileExistsError:
+                    pass
+                self.folders.append(folder)
+                for key, value in values.items():
+                    with open(os.path.join(folder, key), "w") as f:
+                        f.write(value)
+                self.procs.append(os.path.join(folder, "cgroup.procs"))
+        except OSError as e:
+            self.procs, self.why = [], "no cgroup could be made (%s)" % (e.strerror or e)
+            self.close()
+
+    def close(self):
+        for folder in self.folders:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+
+
+def oom_kills():
+    """How many processes the out-of-memory killer has ended in this process's memory cgroup and
+    the cgroups below it (cgroup v2's memory.events, v1's memory.oom_control), or None where
+    neither can be read. In a container it is the container's: read before and after a run, a
+    rise says that a SIGKILL no limit of the run's sends came from the memory's limit."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = [line.rstrip("\n").split(":", 2) for line in f]
+    except OSError:
+        return None
+    where = []
+    for _, controllers, path in (l for l in lines if len(l) == 3):
+        if controllers == "":  # v2: the path is the cgroup namespace's (a container's own is /)
+            where += [("/sys/fs/cgroup" + path.rstrip("/") + "/memory.events", "oom_kill ")]
+        elif "memory" in controllers.split(","):  # v1: a container sees its own cgroup at the top
+            where += [("/sys/fs/cgroup/memory" + path.rstrip("/") + "/memory.oom_control", "oom_kill "),
+                      ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill ")]
+    for path, key in where:
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith(key):
+                        return int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+def keep_leaky_softmax(work, runner):
+    """Copies lab04_leaky_softmax.so (the one beside the runner, engine.leaky_softmax) into the
+    sandbox's bin folder, where every sandbox's lab can read it; whether there was one."""
+    found = engine.leaky_softmax(runner)
+    if not found:
+        return False
+    try:
+        os.makedirs(os.path.join(work, "bin"), exist_ok=True)
+        kept = os.path.join(work, "bin", engine.LEAKY_SOFTMAX)
+        shutil.copy(found, kept)
+        os.chmod(kept, 0o755)
+    except OSError:  # (a build this user cannot read: the case that needs it says so)
+        return False
+    return True
+
+
+def no_leaky_softmax():
+    """The Run of a case with leaky-softmax where the build has no lab04_leaky_softmax.so."""
+    return engine.not_started("%s is not built beside %s: cmake --build build --target %s" % (
+        engine.LEAKY_SOFTMAX, engine.PROGRAM, engine.PROGRAM))
+
+
+class Sandbox:
+    def __init__(self, lab, module=None, runtime=None, hidden=()):
+        """lab: the program to run; or, with module and runtime, the class grader's runner
+        (engine/runner.cpp), which loads the runtime (LibTorch) then runs the module's main.
+        hidden: what else to hide where the sandbox hides a list of places (unshare: the class,
+        the project, --hide's); a root of its own holds none of them anyway.
+        Refused: no sandbox can be had here as asked, or the run engine is not built."""
+        self.also_hidden = [os.path.realpath(p) for p in hidden if p]
+        self.engine = None
+        if module is None:
+            found = engine.program(lab)
+            if not found:
+                raise Refused("the run engine (%s) is not built: cmake --build build --target %s, or name it "
+                              "in LAB_RUNNER" % (engine.PROGRAM, engine.PROGRAM))
+            # Its environment is a minimal one: a lab is forked from it (its memory is the lab's).
+            self.engine = engine.Runner([found, "-"], engine.minimal_environment())
+        self.asan = sanitizer_build()
+        self.uid = self.lock = self.closed = None
+        self.mode, self.why = self._choose()
+        self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
+        os.chmod(self.work, 0o711 if self.mode == "user" else 0o700)
+        os.makedirs(os.path.join(self.work, "bin"))
+        self.lab = os.path.join(self.work, "bin", "lab04_attention")
+        shutil.copy(lab, self.lab)  # the student's user may run it, never change it
+        os.chmod(os.path.join(self.work, "bin"), 0o755)
+        os.chmod(self.lab, 0o755)
+        self.loads = []  # what the runner loads: the runtime, then the module
+        self.leaky = keep_leaky_softmax(self.work, found if module is None else lab)
+        for name, path in (("liblab04_runtime.so", runtime), ("lab04_module.so", module)):
+            if path:
+                shutil.copy(path, os.path.join(self.work, "bin", name))
+                os.chmod(os.path.join(self.work, "bin", name), 0o755)
+                self.loads.append(name)
+        self.home = os.path.join(self.work, "home")
+        # (ldd's listing, 30 ms, is of use only to a sandbox that shows or hides folders)
+        self.libraries = self._library_folders(runtime or lab) if self.mode != "none" else []
+        self.kept_out = None
+        if self.mode == "user" and not root_hidepid():  # no root of its own: an ACL of no right
+            self.kept_out = KeptOut(self.uid, [PROJECT, os.path.dirname(os.path.realpath(lab))] + self.also_hidden)
+        self.isolation = "isolation: " + self._describe()
+        # The same words without the user id, for a class's gradebook (where each worker has its own),
+        # which writes its own label before them (gradebook.py)
+        self.isolation_of_any_student = self._describe(who="a user id")
+        become_subreaper()
+        atexit.register(self.close)
+
+    @staticmethod
+    def _library_folders(lab):
+        """The folders of the libraries the lab loads (ldd), so that a sandbox hiding the home
+        folders does not hide a LibTorch installed in one."""
+        try:
+            listed = subprocess.run(["ldd", lab], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        found = re.findall(r"=> (/\S+) \(", listed)
+        return sorted({os.path.dirname(os.path.realpath(p)) for p in found} | {os.path.dirname(p) for p in found})
+
+    # --- which sandbox -------------------------------------------------------------------
+    def _choose(self):
+        wanted = isolation.asked()  # (Refused, for a mode it does not take,
+        isolation.user_ids()  # or user ids it cannot take)
+        root = os.geteuid() == 0
+        if isolation.own_users_asked():
+            missing = [t for t in ("setpriv",) if not shutil.which(t)]
+            if not missing:
+                self._take_uid()
+                cannot = self._user_cannot_run()
+                if not cannot:
+                    return "user", None
+                self._release_uid()
+                if wanted:
+                    raise Refused("LAB_SANDBOX=user: " + cannot)
+                self.closed = sandbox_users.closed_folder()  # the advice: open it (a value, not read from the words)
+                return "none", cannot
+            if wanted:
+                raise Refused("LAB_SANDBOX=user needs setpriv (util-linux)")
+        if wanted == "user" and not root:
+            raise Refused("LAB_SANDBOX=user needs root: it runs the lab as a user of its own")
+        if wanted in ("", "bwrap") and bwrap_works():
+            return "bwrap", None
+        if wanted == "bwrap":
+            raise Refused("LAB_SANDBOX=bwrap: bubblewrap is not installed, or cannot make namespaces here")
+        if wanted in ("", "unshare") and _works(["unshare", "--user", "--map-root-user", "--mount", "--pid",
+                                                 "--fork", "--net", "unshare", "--user", "--map-user=%d" % os.getuid(),
+                                                 "--mount", "true"]):
+            return "unshare", None
+        if wanted == "unshare":
+            raise Refused("LAB_SANDBOX=unshare: user namespaces cannot be made here")
+        if wanted == "none":
+            return "none", "LAB_SANDBOX=none"
+        return "none", ("no user namespaces here" if shutil.which("bwrap") else "bubblewrap is not installed"
+                        " and no user namespaces can be made here")
+
+    def _take_uid(self):
+        self.uid, self.lock = sandbox_users.take_uid(self._runner())
+
+    def _user_cannot_run(self):
+        return sandbox_users.user_cannot_run(self.uid, self._runner())
+
+    def _runner(self):
+        """The run engine's program this sandbox's runs go through (None: engine.program()'s)."""
+        return self.engine.command[0] if self.engine is not None else None
+
+    def _release_uid(self):
+        if self.lock:
+            self.lock.close()
+        self.uid = self.lock = None
+
+    def _describe(self, how="", who=None):
+        """How the lab runs, in words (the isolation line without its label); how: how the lab
+        was started, said after "the lab ran" (as root); who: the user it ran as (as root; by
+        default "user id N")."""
+        limits = limits_in_words(self.asan)
+        who = who or "user id %s" % self.uid
+        if self.mode == "user" and root_hidepid():
+            return ("the lab ran%s as %s of its own (no groups, no privileges), in %s, other "
+                    "users' processes hidden; %s" % (how, who, SEES, limits))
+        if self.mode == "user":
+            return ("the lab ran%s as %s of its own (no groups, no privileges), in an empty "
+                    "folder; %s; %s" % (how, who, kept_out_in_words(self.kept_out, "the project and the lab's "
+                                                                         "build folder"), limits))
+        if self.mode == "bwrap":
+            return ("bubblewrap (no network, no capabilities, its own processes, %s); %s" % (SEES, limits))
+        if self.mode == "unshare":
+            return ("namespaces of its own (no network, its own processes and IPC, no home folders, "
+                    "/var/tmp, /dev/shm or /run/lock%s; every other file you may read, it may read too: install "
+                    "bubblewrap for a root of its own that holds nothing else); %s" % (
+                        ", nor the class's submissions or the project" if self.also_hidden else "", limits))
+        how = ("open the system's folders to other users (chmod o+rx /)" if self.closed
+               else "install bubblewrap (Debian: apt-get install bubblewrap) or run the checker as root")
+        return ("NONE: the lab was not isolated (%s): it ran with your rights. To isolate it, "
+                "%s; %s" % (self.why, how, limits))
+
+    # --- running -------------------------------------------------------------------------
+    def limits(self, timeout):
+        """This sandbox's limits() for a run: a user's own processes count towards the
+        process limit too, so such a run (not of a user of its own) is allowed as many more."""
+        return limits(timeout, self.asan, PROCESSES if self.mode == "user" else
+                      PROCESSES + len(sandbox_users.processes_of(os.getuid())) + 64)
+
+    def _env(self, home):
+        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", **engine.LAB_THREADS}
+        env.update({k: os.environ[k] for k in engine.SAFE_ENV if k in os.environ})
+        if self.asan:  # stdbuf's LD_PRELOAD would come before the ASan runtime of a g++ build
+            env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
+        return env
+
+    def _command(self, args, timeout, leaky=False):
+        """The command that runs the lab in this sandbox, and its home folder as the lab sees it.
+        leaky: LibTorch's softmax made to leak in the lab (LD_PRELOAD, set just before the lab
+        and stdbuf, which adds its own: no program of the sandbox before them loads it)."""
+        line_by_line = (["env", "LD_PRELOAD=" + self.seen(engine.LEAKY_SOFTMAX)] if leaky else []) + \
+            (["stdbuf", "-oL"] if shutil.which("stdbuf") else [])
+        limits = []  # set by the run engine, on the command's first process
+        if self.mode == "user":  # the engine takes the user, and makes the mounts (_out_of_sight)
+            return limits + line_by_line + [self.lab] + args, self.home
+        if self.mode == "bwrap":  # the allowlist: LibTorch where it lies (pip's, in a home), its files
+            inside = "/tmp/lab04"
+            return (bwrap_allowlist(self.libraries, [(os.path.join(self.work, "bin"), inside + "/bin", False),
+                                                     (self.home, inside + "/home", True)])
+                    + ["--chdir", inside + "/home", "--"]
+                    + limits + line_by_line + [inside + "/bin/lab04_attention"] + args), inside + "/home"
+        if self.mode == "unshare":
+            # The outer namespace mounts empty folders over the homes, then the lab runs in a
+            # nested one, as the user again: there it cannot undo those mounts (they are locked).
+            hide = [f for f in self._hidden(["/home", "/root", os.path.expanduser("~"), "/var/tmp", "/dev/shm",
+                                             "/run/lock"] + self.also_hidden)
+                    if not any(lib.startswith(f.rstrip("/") + "/") for lib in self.libraries)]
+            # (one folder a line, as they are: a folder's name may hold spaces or * and ?)
+            script = ('set -f; IFS="$(printf "\\n.")"; IFS="${IFS%.}"; for f in $HIDE; do '
+                      'mount -t tmpfs -o mode=755 none "$f"; done; unset IFS; exec "$@"')
+            return (["unshare", "--user", "--map-root-user", "--mount", "--pid", "--ipc", "--fork", "--kill-child", "--net",
+                     "--", "env", "HIDE=" + "\n".join(hide), "sh", "-c", script, "sh",
+                     "unshare", "--user", "--map-user=%d" % os.getuid(), "--map-group=%d" % os.getgid(), "--mount",
+                     "--"] + limits + line_by_line + [self.lab] + args), self.home
+        return limits + line_by_line + [self.lab] + args, self.home
+
+    def _out_of_sight(self):
+        """The run engine's job's parts for a user of its own: that user, and, where a mount
+        namespace can be made, the grader's processes out of the lab's sight (a /proc that shows
+        only its user's) and a root of its own with the allowlist: the system, LibTorch, the
+        lab's own bin folder and its home."""
+        if self.mode != "user":
+            return {}
+        if not root_hidepid():
+            return {"uid": self.uid}
+        return dict(uid=self.uid, own_proc=True, **engine_allowlist(
+            self.new_root(), self.libraries + [os.path.join(self.work, "bin")]))
+
+    def new_root(self):
+        """An empty folder of root's where the run engine makes the run's root (a tmpfs, in the
+        run's own mount namespace)."""
+        root = os.path.join(self.work, "root")
+        if not os.path.isdir(root):
+            os.mkdir(root, 0o700)
+        return root
+
+    def seen(self, name):
+        """Where the lab sees a file of its bin folder."""
+        return os.path.join("/tmp/lab04/bin" if self.mode == "bwrap" else os.path.join(self.work, "bin"), name)
+
+    def _hidden(self, folders):
+        """The folders of these that exist and do not hold the sandbox's own."""
+        return [f for f in dict.fromkeys(folders)
+                if os.path.isdir(f) and not self.work.startswith(f.rstrip("/") + "/") and f != "/"]
+
+    def _fresh_home(self):
+        sandbox_users.remove_tree(self.home)
+        os.mkdir(self.home, 0o700)
+        if self.mode == "user":
+            os.chown(self.home, self.uid, self.uid)
+
+    def _clean_up(self):
+        """After a run: nothing of the lab's is left running, nor in the shared scratch folders.
+        The engine has killed the run's process group (bwrap and unshare: their namespaces end
+        with it); a user of its own may have started processes outside it."""
+        if self.mode == "user":
+            if not sandbox_users.kill_user(self.uid, self._runner()):
+                raise Refused("the lab's processes (user id %d) could not all be killed" % self.uid)
+            sandbox_users.remove_files_of(self.uid)
+            sandbox_users.remove_ipc_of(self.uid)
+
+    def run(self, args, timeout, max_out, max_err, leaky=False):
+        """Runs the lab once, through the run engine; its engine.Run. leaky: with LibTorch's
+        softmax made to leak (a case of cases.py with leaky-softmax)."""
+        if leaky and not self.leaky:
+            return no_leaky_softmax()
+        self._fresh_home()
+        cmd, home = self._command(args, timeout, leaky)
+        cmd = [shutil.which(cmd[0]) or cmd[0]] + cmd[1:]  # the engine executes a path
+        job = engine.Job.of(command=cmd, home=self.home, wall_ms=int(timeout * 1000), max_out=max_out,
+                            max_err=max_err, limits=self.limits(timeout), env=self._env(home),
+                            **self._out_of_sight())  # its leftovers, as a user's: every process of that user
+        try:
+            run = self.engine.ask(job)
+        except (OSError, ValueError, IndexError):
+            run = engine.not_started("the run engine ended during the run")
+        self._clean_up()
+        reap_orphans()  # a runner whose grader ended before it, if this process is their subreaper
+        if run.stopped is None and self.mode in ("bwrap", "unshare") and 128 < run.status <= 128 + 64:
+            run.status = -(run.status - 128)  # they pass on a signal's death as 128 + its number
+        run.limit = self._limit(run.status, run.err)
+        return run
+
+    def _limit(self, status, err):
+        """Which limit a run that failed may have run into, in words (None: no sign of one)."""
+        text = bytes(err).decode("utf-8", "replace")
+        if status == -signal.SIGXCPU:
+            return "it used up its CPU time"
+        if status == -signal.SIGXFSZ:
+            return "it wrote a file larger than its limit of %d MB" % (FILE_SIZE >> 20)
+        if status not in (None, 0, 1) and "Resource temporarily unavailable" in text:
+            return "it reached its limit of %d processes" % PROCESSES
+        if status not in (None, 0, 1) and not self.asan and "AddressSanitizer" in text:
+            return ("it may be an AddressSanitizer build, which cannot run within the memory limit of %d GiB: "
+                    "the grader sets LAB_SANITIZED=1 for such builds" % (MEMORY >> 30))
+        if status not in (None, 0, 1) and not self.asan and re.search(r"alloc|out of memory|Cannot allocate", text):
+            return "it ran into its memory limit of %d GiB" % (MEMORY >> 30)
+        return None
+
+    def close(self):
+        if getattr(self, "kept_out", None) is not None:
+            self.kept_out.close()
+        if self.engine is not None:
+            self.engine.stop()
+        if self.mode == "user" and self.uid is not None and self.lock:  # (closed again: the id is not ours)
+            sandbox_users.kill_user(self.uid, self._runner())
+        sandbox_users.remove_tree(self.work)
+        if self.lock:
+            self.lock.close()
+            self.lock = None

@@ -1,0 +1,2 @@
+"""lab04.instructor: the starter and the platforms' autograders, made from the project (its
+command: instructor/make_starter.py)."""

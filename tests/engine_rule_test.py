@@ -9,7 +9,7 @@ The rule, as the code holds it:
   lab server's and the watch's --once server's). Read
   from the source of every product folder and the fast path: a setrlimit() or prlimit() call
   in C++, resource.setrlimit or a "prlimit" command word in Python, ulimit or prlimit in a
-  shell script. One exception, named with its reason: lab04/grader/deadlines.py bounds git reading a
+  shell script. One exception, named with its reason: lab04/grader/git_reading.py bounds git reading a
   student's repository, which is no lab.
 - The mounts a sandbox gives a lab (a /proc of its own, empty folders over the grader's, a root
   of its own for a compile) are made by the engine: mount() is called in engine/runner.cpp
@@ -58,7 +58,7 @@ PRODUCT = ["lab04", "checker", "grader", "instructor", "engine", "watch", "cmake
 ALLOWED = {os.path.join("engine", "run.cpp"): "the engine",
            os.path.join("engine", "stand_in", "server.cpp"): "the stand-in's server, which gives its program its "
                                                              "client's limits"}
-NOT_A_LAB = {os.path.join("lab04", "grader", "deadlines.py"): "git reading a student's repository at its deadline"}
+NOT_A_LAB = {os.path.join("lab04", "grader", "git_reading.py"): "git reading a student's repository at its deadline"}
 C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
 SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
 MOUNTERS = {os.path.join("engine", "runner.cpp"): "the engine",

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The rules of a deadline, in this process (tier unit): lab04/grader/deadlines.py reads --deadline and
---late-penalty, says a duration as a person does, takes the penalty for each day begun up to its
-cap, reads Gradescope's upload time, and marks a row late or on time from a snapshot, an upload
-time or Canvas's late mark. Every expected value below is worked out by hand from the rule as
-docs/instructors.md states it (a day begun counts whole; P% of the lab's points per day, at most
-Q%), never taken from the module's output. No git, no class, no compile: a second.
+"""The rules of a deadline, in this process (tier unit): lab04/grader/late_penalty.py reads --deadline
+and --late-penalty, says a duration as a person does, takes the penalty for each day begun up to its
+cap; lab04/grader/deadlines.py reads Gradescope's upload time, and marks a row late or on time from
+a snapshot, an upload time or Canvas's late mark. Every expected value below is worked out by hand
+from the rule as docs/instructors.md states it (a day begun counts whole; P% of the lab's points per
+day, at most Q%), never taken from the module's output. No git, no class, no compile: a second.
 
 usage: late_penalty_rules_test.py
 """
@@ -14,7 +14,7 @@ import sys
 import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
 import checklist
 
-from lab04.grader import deadlines  # noqa: E402
+from lab04.grader import deadlines, late_penalty  # noqa: E402
 from lab04.grader.row import Row  # noqa: E402
 from lab04.grader.submissions import Student  # noqa: E402
 
@@ -23,10 +23,10 @@ DAY = 86400
 
 
 def refused(parse, text):
-    """Whether parse refuses text with deadlines.Bad, whose one line names the option."""
+    """Whether parse refuses text with late_penalty.Bad, whose one line names the option."""
     try:
         parse(text)
-    except deadlines.Bad as e:
+    except late_penalty.Bad as e:
         return str(e).startswith("--") and "\n" not in str(e)
     return False
 
@@ -38,29 +38,29 @@ def penalty_checks():
                       ("2026-12-01T23:59:00-05:00", datetime.datetime(2026, 12, 2, 4, 59, tzinfo=UTC)),
                       ("2026-12-01 23:59+01:00", datetime.datetime(2026, 12, 1, 22, 59, tzinfo=UTC)),
                       (" 2026-12-01T23:59z ", datetime.datetime(2026, 12, 1, 23, 59, tzinfo=UTC))]:
-        got = deadlines.parse_deadline(text)
+        got = late_penalty.parse_deadline(text)
         checks.append(("--deadline %r is %s in UTC" % (text, utc), got == utc and got.utcoffset() is not None, got))
     for text in ("2026-12-01T23:59", "2026-12-01", "", "tomorrow", "Z", "2026-13-01T00:00Z"):
         checks.append(("--deadline %r is refused with one line naming the option" % text,
-                       refused(deadlines.parse_deadline, text), text))
+                       refused(late_penalty.parse_deadline, text), text))
     # --late-penalty: none, or P%/day[,max=Q%] with 0 < P, Q <= 100
     for text, per_day, cap in [("none", 0.0, 100.0), ("10%/day", 10.0, 100.0), ("10%/day,max=50%", 10.0, 50.0),
                                ("2.5%/day,max=100%", 2.5, 100.0), ("100%/day", 100.0, 100.0)]:
-        got = deadlines.parse_penalty(text)
+        got = late_penalty.parse_penalty(text)
         checks.append(("--late-penalty %r is %g%% a day, at most %g%%" % (text, per_day, cap),
                        (got.per_day, got.cap) == (per_day, cap), (got.per_day, got.cap)))
-    checks.append(("--late-penalty none takes nothing (a false penalty)", not deadlines.parse_penalty("none"), "true"))
+    checks.append(("--late-penalty none takes nothing (a false penalty)", not late_penalty.parse_penalty("none"), "true"))
     for text in ("0%/day", "101%/day", "10%/day,max=0%", "10%/day,max=120%", "10%", "10 %/day", "-5%/day",
                  "10%/day,max=50", "10%/week", ""):
         checks.append(("--late-penalty %r is refused with one line naming the option" % text,
-                       refused(deadlines.parse_penalty, text), text))
+                       refused(late_penalty.parse_penalty, text), text))
     # a duration as a person says it: the two largest units, the second left out when 0
     for seconds, said in [(0, "0 s"), (42, "42 s"), (59.6, "1 min"), (60, "1 min"), (61, "1 min"),
                           (3600, "1 h"), (3660, "1 h 1 min"), (DAY - 1, "23 h 59 min"), (DAY, "1 d"),
                           (DAY + 3 * 3600 + 59, "1 d 3 h"), (2 * DAY + 59, "2 d")]:
-        checks.append(("%s s is said %r" % (seconds, said), deadlines.span(seconds) == said, deadlines.span(seconds)))
+        checks.append(("%s s is said %r" % (seconds, said), late_penalty.span(seconds) == said, late_penalty.span(seconds)))
     # the penalty: each day begun counts whole, the share capped, taken of the lab's points
-    ten_a_day, capped = deadlines.Penalty(10.0), deadlines.Penalty(10.0, 25.0)
+    ten_a_day, capped = late_penalty.Penalty(10.0), late_penalty.Penalty(10.0, 25.0)
     for late_by, penalty, max_score, taken, days in [
             (1, ten_a_day, 10.0, 1.0, 1),            # a second late: a day begun
             (DAY, ten_a_day, 10.0, 1.0, 1),          # exactly a day: one day
@@ -68,19 +68,19 @@ def penalty_checks():
             (5 * DAY, capped, 10.0, 2.5, 5),         # 50% capped at 25%
             (3 * DAY - 1, ten_a_day, 7.0, 2.1, 3),   # 30% of 7 points
             (20 * DAY, ten_a_day, 7.0, 7.0, 20)]:    # never more than every point
-        said, got = deadlines.lateness(late_by, penalty, max_score)
+        said, got = late_penalty.lateness(late_by, penalty, max_score)
         checks.append(("late by %d s at %s of %g points takes %g (%d day%s)" % (late_by, penalty, max_score, taken, days,
                                                                               "s" * (days > 1)),
-                       abs(got - taken) < 1e-12 and said.startswith("late by %s: " % deadlines.span(late_by))
+                       abs(got - taken) < 1e-12 and said.startswith("late by %s: " % late_penalty.span(late_by))
                        and ("for %d day%s " % (days, "s" * (days > 1))) in said, (said, got)))
     for late_by in (None, 0, -5):
         checks.append(("a submission %s takes nothing and says nothing" % ("of no known time" if late_by is None else
                                                                           "%d s from the deadline" % late_by),
-                       deadlines.lateness(late_by, ten_a_day, 10.0) == ("", 0.0), deadlines.lateness(late_by, ten_a_day, 10.0)))
-    said, got = deadlines.lateness(3 * DAY, deadlines.Penalty(), 10.0)
+                       late_penalty.lateness(late_by, ten_a_day, 10.0) == ("", 0.0), late_penalty.lateness(late_by, ten_a_day, 10.0)))
+    said, got = late_penalty.lateness(3 * DAY, late_penalty.Penalty(), 10.0)
     checks.append(("without a penalty a late submission is said late and loses nothing",
                    said == "late by 3 d" and got == 0.0, (said, got)))
-    said, got = deadlines.lateness(DAY, ten_a_day, 10.0, known=False)
+    said, got = late_penalty.lateness(DAY, ten_a_day, 10.0, known=False)
     checks.append(("late by an unknown time (Canvas's mark) counts as one day, and says it is not known by how much",
                    got == 1.0 and "does not say by how much" in said, (said, got)))
     return checks
@@ -105,7 +105,7 @@ def upload_time_checks():
 
 def marked(student, penalty="10%/day", score=7.0, graded=True):
     row = Row(student=student.name, max_score=7.0, score=score)
-    deadlines.mark(row, student, deadlines.parse_deadline("2026-12-01T23:59Z"), deadlines.parse_penalty(penalty), graded)
+    deadlines.mark(row, student, late_penalty.parse_deadline("2026-12-01T23:59Z"), late_penalty.parse_penalty(penalty), graded)
     return row
 
 
@@ -141,7 +141,7 @@ def mark_checks():
                    (row.late, row.score)))
     shot = deadlines.Snapshot()
     shot.commit, shot.when = "0123456789abcdef", datetime.datetime(2026, 12, 1, 20, 0, tzinfo=UTC)
-    shot.later = [deadlines.parse_deadline("2026-12-02T01:59Z").timestamp()]
+    shot.later = [late_penalty.parse_deadline("2026-12-02T01:59Z").timestamp()]
     s = Student("cyd", ["lab04_attention.cpp"], "repositories")
     s.snapshot = shot
     row = marked(s)
@@ -151,7 +151,7 @@ def mark_checks():
                    and "2 h" in row.late and "student's claim" in row.late and row.time_source == deadlines.COMMIT_DATE,
                    (row.late, row.commit)))
     shot = deadlines.Snapshot()
-    shot.later = [deadlines.parse_deadline("2026-12-02T00:29Z").timestamp()]
+    shot.later = [late_penalty.parse_deadline("2026-12-02T00:29Z").timestamp()]
     s.snapshot = shot
     row = marked(s, score=0.0, graded=False)
     checks.append(("a repository with commits only after the deadline says so (the first 30 min after it)",

@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple, Optional
 
 from lab04 import PROJECT
 from lab04.checker import cases
-from lab04.grader import deadlines, lms, similarity, submissions
+from lab04.grader import late_penalty, lms, similarity, submissions
 
 ROOT = PROJECT
 LESSON = os.path.join(ROOT, "lab04_attention.cpp")
@@ -194,7 +194,7 @@ OPTIONS = (
            "a folder or file no lab's run may see where a sandbox hides a list of places (a user's without "
            "bubblewrap: the class's folder and the project are hidden always; a root of its own holds none of "
            "them); may be given more than once", "shard", many=True),
-    Option(("--deadline",), "TIME", "deadline", deadlines.parse_deadline, None,
+    Option(("--deadline",), "TIME", "deadline", late_penalty.parse_deadline, None,
            "ISO 8601 with its zone (2026-12-01T23:59:00-05:00): a cloned repository is graded at its last "
            "submission at or before it (later ones are said in the late column, not graded): by the server's "
            "record of its pushes (--pushes), else by its submit/ tags (Classroom 50's), else by its commit "
@@ -208,7 +208,7 @@ OPTIONS = (
     Option(("--trusted-tags",), "", "trusted_tags", None, False,
            "only Classroom 50's workflow can write submit/ tags in the class's repositories (a tag ruleset: "
            "docs/instructors.md): their times are not the students' claims", "shard"),
-    Option(("--late-penalty",), "RULE", "penalty", deadlines.parse_penalty, deadlines.Penalty,
+    Option(("--late-penalty",), "RULE", "penalty", late_penalty.parse_penalty, late_penalty.Penalty,
            "none (the default), or P%/day[,max=Q%]: P% of the lab's points taken per day late (each day begun "
            "counts whole), at most Q%; Canvas's _late files count as one day, since Canvas does not say how late",
            "shard"),

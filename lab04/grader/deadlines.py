@@ -1,8 +1,7 @@
-"""deadlines.py: when a submission counts, and what being late costs.
+"""deadlines.py: when a submission counts: a student's repository read as it was at the
+deadline, the time it was submitted and where that time comes from, and a row marked late
+(late_penalty.py's rules; git_reading.py reads the repository, as data only).
 
-  parse_deadline(text)   --deadline's ISO 8601 time, which must name its zone
-  parse_penalty(text)    --late-penalty's rule: P%/day (a share of the lab's points per day
-                         late, each day begun counting whole), with ,max=Q% as its cap
   read_pushes(path)      GitHub's record of a repository's pushes, as `gh api` saves the
                          repository activity API's answer: [(time, commit, ref)], or Bad
   at_deadline(repo, t)   a cloned repository read as it was at the deadline: by the server's
@@ -16,152 +15,18 @@
                          that only the workflow may write submit/ tags (--trusted-tags). The
                          last submission at or before the deadline, the lab in that commit,
                          the submissions after it, and the times that contradict each other
-  lateness(...)          what the late column says, and the points it takes
+  mark(row, ...)         a row marked as late as it was, with the points the penalty takes
 
-The repository is the student's, so it is read as data only: git's plumbing commands
-(rev-parse, rev-list, ls-tree, cat-file: no hook, pager, filter, signature check or work tree,
-which a repository's own configuration could point at a program of the student's), each a
-process of its own with limits on time and memory, the graded commit's tree streamed and
-stopped past MAX_TREE_ENTRIES; and only what lies in the student's folder is read: a .git, a
-link in it, borrowed objects (alternates), a shared folder (commondir) or grafts that come
-from outside it are refused. A history that cannot be read is that student's row, never the
-class's end.
+A history that cannot be read is that student's row, never the class's end.
 """
 import datetime
-import math
 import os
 import re
-import shutil
-import subprocess
-import time
 
 from lab04.grader import submissions
+from lab04.grader.git_reading import MAX_COMMITS, git, only_its_own, tree_entries
+from lab04.grader.late_penalty import DAY, Bad, lateness, span
 from lab04.grader.status import Status
-
-GIT_TIMEOUT = 30  # seconds one git command may take on one student's repository
-MAX_COMMITS = 100000  # commits read from a history (a lab's has a few dozen)
-DAY = 86400
-
-
-class Bad(Exception):
-    """An option's value that cannot be used: one line for the usage error."""
-
-
-class Unreadable(Exception):
-    """One student's history cannot be read: that row says why."""
-
-
-def parse_deadline(text):
-    """--deadline's value as an aware datetime. Accepted: ISO 8601 with a zone, such as
-    2026-12-01T23:59:00-05:00, 2026-12-01 23:59+01:00 or 2026-12-01T23:59Z."""
-    accepted = "takes an ISO 8601 time with its zone, such as 2026-12-01T23:59:00-05:00 or 2026-12-01T23:59Z"
-    value = (text or "").strip()
-    try:
-        when = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value[-1:] in "zZ" and value else value)
-    except ValueError:
-        raise Bad("--deadline %s, not %r" % (accepted, value[:40]))
-    if when.tzinfo is None or when.utcoffset() is None:
-        raise Bad("--deadline %r has no zone: it %s" % (value[:40], accepted.replace("takes", "needs")))
-    return when
-
-
-class Penalty:
-    """A share of the lab's points per day late (each day begun counts whole), up to a cap."""
-
-    def __init__(self, per_day=0.0, cap=100.0):
-        self.per_day, self.cap = per_day, cap
-
-    def __bool__(self):
-        return self.per_day > 0
-
-    def share(self, days):
-        return min(self.cap, self.per_day * days)
-
-    def __str__(self):
-        return "%g%% of the points per day late, at most %g%%" % (self.per_day, self.cap) if self else "none"
-
-
-def parse_penalty(text):
-    """--late-penalty's rule: none, or P%/day with an optional ,max=Q% (0 < P <= 100,
-    0 < Q <= 100; without it, up to 100%)."""
-    value = (text or "").strip()
-    if value == "none":
-        return Penalty()
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)%/day(?:,max=(\d+(?:\.\d+)?)%)?", value)
-    if not m or not 0 < float(m.group(1)) <= 100 or (m.group(2) and not 0 < float(m.group(2)) <= 100):
-        raise Bad("--late-penalty takes none, or P%%/day with an optional cap ,max=Q%% (P and Q above 0, at most 100, "
-                  "such as 10%%/day,max=50%%), not %r" % value[:40])
-    return Penalty(float(m.group(1)), float(m.group(2)) if m.group(2) else 100.0)
-
-
-def span(seconds):
-    """A duration as a person says it: 2 d 3 h, 5 h 10 min, 42 s."""
-    seconds = int(round(seconds))
-    d, rest = divmod(seconds, DAY)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    if d:
-        return "%d d %d h" % (d, h) if h else "%d d" % d
-    if h:
-        return "%d h %d min" % (h, m) if m else "%d h" % h
-    return "%d min" % m if m else "%d s" % s
-
-
-def lateness(late_by, penalty, max_score, known=True):
-    """(the late column's text, the points the penalty takes) for a submission late_by
-    seconds after the deadline (None: on time, or not known). known=False: late, but by how
-    much the source does not say (Canvas's _late): it counts as one day, the least it can be."""
-    if late_by is None or late_by <= 0:
-        return "", 0.0
-    days = max(1, math.ceil(late_by / DAY)) if known else 1
-    said = "late by %s" % span(late_by) if known else "late (marked so by Canvas, which does not say by how much)"
-    if not penalty:
-        return said, 0.0
-    share = penalty.share(days)
-    taken = max_score * share / 100.0
-    return "%s: %g%% taken for %d day%s (%g points)" % (said, share, days, "s" * (days > 1), taken), taken
-
-
-# --- a repository's history -----------------------------------------------------------------
-
-GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": "/nonexistent", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
-           "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
-
-
-def git_command(repo, *args):
-    """git's command line for a student's repository: a process of its own, its memory bounded
-    (prlimit), no configuration of the user's or the system's, no hook, pager or monitor."""
-    if not shutil.which("git", path=GIT_ENV["PATH"]):
-        raise Bad("reading a repository's history needs git: apt-get install git")
-    bounded = ["prlimit", "--as=%d" % GIT_MEMORY, "--"] if shutil.which("prlimit") else []
-    return bounded + ["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-                      "-c", "log.showSignature=false", "-c", "core.packedGitWindowSize=32m", "-c",
-                      "core.packedGitLimit=256m", "--no-pager", "-C", repo] + list(args)
-
-
-def git(repo, *args, limit=1 << 20):
-    """One git plumbing command on a student's repository: its output (bytes), or Unreadable.
-    No configuration of the user's or the system's applies, hooks and pagers are off, and the
-    repository's owner may be any user (the grader runs as root)."""
-    try:
-        done = subprocess.run(git_command(repo, *args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=GIT_ENV, timeout=GIT_TIMEOUT)
-    except FileNotFoundError:
-        raise Bad("reading a repository's history needs git: apt-get install git")
-    except subprocess.TimeoutExpired:
-        raise Unreadable("git took longer than %d s to read it" % GIT_TIMEOUT)
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise Unreadable("git could not read it (%s)" % (said[-1][:160] if said else "exit %d" % done.returncode))
-    if len(done.stdout) > limit:
-        raise Unreadable("git's answer was larger than %d bytes" % limit)
-    return done.stdout
-
-
-def is_repository(folder):
-    return os.path.lexists(os.path.join(folder, ".git"))
-
 
 # Where a submission's time comes from (a row's "time_source"), and whether the student sets it.
 COMMIT_DATE, SUBMIT_TAG, TRUSTED_TAG, SERVER_PUSH, UPLOAD_TIME, LMS_MARK = (
@@ -199,67 +64,6 @@ class Snapshot:
         if not self.commit:
             return ""
         return "%s (%s)" % (self.commit[:12], self.when.strftime("%Y-%m-%d %H:%M:%S %z"))
-
-
-MAX_GIT_ENTRIES = 20000  # files, folders and links in a .git read for what points out of it
-MAX_TREE_ENTRIES = 200000  # paths in the graded commit's tree (a lab's has a few dozen)
-GIT_MEMORY = 1 << 30  # bytes of address space one git command may take
-
-
-def within(path, folder):
-    return path == folder or path.startswith(folder + os.sep)
-
-
-def only_its_own(repo, inside):
-    """Unreadable unless every object, ref and graft of the repository comes from inside the
-    student's folder (inside, real): its git folders, any link in them, the object stores it
-    borrows (objects/info/alternates, http-alternates), a common folder (commondir) and
-    grafts, which rewrite the history. (A folder whose objects were a classmate's, its branch
-    a link to hers, was graded on her commit.)"""
-    folders = []
-    for question in ("--absolute-git-dir", "--git-common-dir"):
-        where = os.path.realpath(os.path.join(repo, git(repo, "rev-parse", question).decode(
-            "utf-8", "surrogateescape").strip()))
-        if not within(where, inside):
-            raise Unreadable("its .git points outside the student's folder (%s)" % submissions.readable(where))
-        folders.append(where)
-    seen, stack = 0, list(dict.fromkeys(folders))
-    while stack:  # every link in them, at any depth (a loop, bounded)
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError as e:
-            raise Unreadable("its .git cannot be read (%s)" % e.strerror)
-        seen += len(entries)
-        if seen > MAX_GIT_ENTRIES:
-            raise Unreadable("its .git holds more than %d files" % MAX_GIT_ENTRIES)
-        for e in entries:
-            if e.is_symlink():
-                if not within(os.path.realpath(e.path), inside):
-                    raise Unreadable("its .git holds a link to a file outside the student's folder (%s)"
-                                     % submissions.readable(os.path.relpath(e.path, inside)))
-            elif e.is_dir(follow_symlinks=False):
-                stack.append(e.path)
-    for git_dir in folders:
-        for name, why in (("objects/info/alternates", "its objects are borrowed from another repository"),
-                          ("objects/info/http-alternates", "its objects are borrowed from a server"),
-                          ("info/grafts", "it has grafts, which rewrite its history"),
-                          ("commondir", "it shares another repository's folder (commondir)")):
-            path = os.path.join(git_dir, name)
-            try:
-                with open(path, "rb") as f:
-                    text = f.read(1 << 16).decode("utf-8", "surrogateescape")
-            except FileNotFoundError:
-                continue
-            except OSError as e:
-                raise Unreadable("its .git cannot be read (%s: %s)" % (name, e.strerror))
-            lines = [l.strip() for l in text.splitlines() if l.strip() and not l.strip().startswith("#")]
-            base = os.path.dirname(path) if name != "objects/info/alternates" else os.path.join(git_dir, "objects")
-            if name in ("objects/info/alternates", "commondir"):
-                lines = [l for l in lines if not within(os.path.realpath(os.path.join(base, l)), inside)]
-            if lines:  # (where it points, said; a graft's hashes are a classmate's, not said)
-                raise Unreadable("%s (.git/%s%s)" % (why, name, "" if name == "info/grafts" else
-                                                      ": " + submissions.readable(lines[0][:80])))
 
 
 def at_deadline(repo, deadline, pushes=None, trusted_tags=False):
@@ -305,44 +109,6 @@ def at_deadline(repo, deadline, pushes=None, trusted_tags=False):
             shot.data = git(repo, "cat-file", "blob", blob, limit=submissions.MAX_BYTES)
     shot.labs = ["/".join(parts) for parts, _, _ in shot.labs]
     return shot
-
-
-def tree_entries(repo, commit):
-    """The entries of commit's tree, at any depth, read as git writes them and stopped past
-    MAX_TREE_ENTRIES (a tree of ten trees of ten, nine deep, is 10^10 paths in a few kB; read
-    whole, it took the grader's memory)."""
-    command = git_command(repo, "ls-tree", "-r", "-z", commit)
-    try:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=GIT_ENV)
-    except FileNotFoundError:
-        raise Bad("reading a repository's history needs git: apt-get install git")
-    entries, rest, clock, problem = [], b"", time.monotonic(), None
-    try:
-        while True:
-            chunk = proc.stdout.read1(1 << 16)
-            if not chunk:
-                break
-            parts = (rest + chunk).split(b"\0")
-            rest = parts.pop()
-            entries += parts
-            if len(entries) > MAX_TREE_ENTRIES:
-                problem = "its commit %s holds more than %d files" % (commit[:12], MAX_TREE_ENTRIES)
-                break
-            if time.monotonic() - clock > GIT_TIMEOUT:
-                problem = "git took longer than %d s to list its commit's files" % GIT_TIMEOUT
-                break
-    finally:
-        proc.kill()
-        said = proc.stderr.read(4000).decode("utf-8", "replace").strip().splitlines()
-        status = proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
-    if problem:
-        raise Unreadable(problem)
-    if status != 0:
-        raise Unreadable("git could not read it (%s)" % (said[-1][:160] if said else "exit %d" % status))
-    return entries + ([rest] if rest else [])
 
 
 def submission_tags(repo):

@@ -6,7 +6,7 @@ import signal
 import sys
 
 from lab04.checker import files, platforms, torch_python
-from lab04.grader import command_line, deadlines, gradebook, lms, similarity, submissions
+from lab04.grader import command_line, gradebook, late_penalty, lms, similarity, submissions
 from lab04.grader.command_line import Usage, parse_args
 from lab04.grader.status import Status
 
@@ -100,7 +100,7 @@ def main(argv):
                   file=sys.stderr)
             return 1
         return 0
-    except (Usage, gradebook.Mismatch, submissions.Bad, deadlines.Bad, lms.Bad) as e:
+    except (Usage, gradebook.Mismatch, submissions.Bad, late_penalty.Bad, lms.Bad) as e:
         print("grade_class: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -15,7 +15,7 @@ import sys
 import time
 
 from lab04.checker import cases, isolation, reference_attention, sandbox
-from lab04.grader import compile_sandbox, deadlines, gradebook, one_student, submissions
+from lab04.grader import compile_sandbox, deadlines, git_reading, gradebook, late_penalty, one_student, submissions
 from lab04.grader.command_line import Usage
 from lab04.grader.status import Status
 
@@ -24,18 +24,18 @@ ROOT = one_student.ROOT
 
 def record_of_pushes(args, repo):
     """The server's record of repo's pushes in --pushes (REPOSITORY.json, named after its
-    folder), as deadlines.read_pushes reads it, a deadlines.Bad saying why it cannot be used, or
+    folder), as deadlines.read_pushes reads it, a late_penalty.Bad saying why it cannot be used, or
     None without --pushes."""
     if not args["pushes"]:
         return None
     name = os.path.basename(os.path.normpath(repo)) + ".json"
     path = os.path.join(args["pushes"], name)
     if not os.path.isfile(path):
-        return deadlines.Bad("--pushes has no %s" % submissions.readable(name)[:80])
+        return late_penalty.Bad("--pushes has no %s" % submissions.readable(name)[:80])
     try:
         return deadlines.read_pushes(path)
-    except deadlines.Bad as e:
-        return deadlines.Bad("%s: %s" % (submissions.readable(name)[:80], e))
+    except late_penalty.Bad as e:
+        return late_penalty.Bad("%s: %s" % (submissions.readable(name)[:80], e))
 
 
 def the_class(args):
@@ -44,11 +44,11 @@ def the_class(args):
     if not args["one"]:
         students = submissions.find_students(folder)
         for s in students if args["deadline"] else ():  # a cloned repository, as it was at the deadline
-            if s.own and deadlines.is_repository(s.own):
+            if s.own and git_reading.is_repository(s.own):
                 try:
                     s.snapshot = deadlines.at_deadline(s.own, args["deadline"], record_of_pushes(args, s.own),
                                                        args["trusted_tags"])
-                except deadlines.Unreadable as e:
+                except git_reading.Unreadable as e:
                     s.unreadable = str(e)
         return students
     if not os.path.isdir(folder):

@@ -8,6 +8,7 @@ run engine), its files in the places any user may write, its System V IPC object
   user_cannot_run(uid, runner)     why that user cannot run programs here, or None
   kill_user(uid, runner)           every process of uid killed (the engine's --kill-user)
   left_behind()                    processes of user ids no grader holds (none, when all is well)
+  stale(uid)                       whether uid is one of those ids, which no grader holds
   remove_files_of(uid), remove_ipc_of(uid), remove_tree(path)
 """
 import fcntl
@@ -81,6 +82,12 @@ def left_behind(settle=1.0):
         return []
     time.sleep(settle)
     return sorted({pid for pid, uid in of_free_ids() & first})
+
+
+def stale(uid):
+    """Whether uid is a sandboxes' user id that no grader holds now: what is left of it (an ACL
+    entry, kept_out.py's) is some ended grader's."""
+    return uid in isolation.user_ids() and not held(uid)
 
 
 def held(uid):

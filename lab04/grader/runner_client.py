@@ -16,7 +16,7 @@ import shutil
 import signal
 import tempfile
 
-from lab04.checker import engine, sandbox, sandbox_users
+from lab04.checker import engine, kept_out, sandbox, sandbox_users
 
 class Runner:
     """engine/runner.cpp, started once per worker of the class grader (root only): it has
@@ -72,9 +72,9 @@ class Runner:
 
     def keep_out(self, places, needed=()):
         """Where no root of its own can be made (no private places): this worker's user id kept
-        out of places (sandbox.KeptOut) until the worker ends."""
+        out of places (kept_out.KeptOut) until the worker ends."""
         if not self.places and self.kept_out is None:
-            self.kept_out = sandbox.KeptOut(self.uid, places, needed)
+            self.kept_out = kept_out.KeptOut(self.uid, places, needed)
 
     def close(self):
         if self.lock is None:  # closed already (then at exit): its user id may be another grader's now
@@ -158,7 +158,7 @@ class ForkedBox(sandbox.Sandbox):
         private = ("; each run in %s, with a /tmp and a home folder (%sB each) and System V IPC of its own%s" % (
                        sandbox.SEES, sandbox.SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
             if runner.places else \
-            ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; " + sandbox.kept_out_in_words(
+            ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; " + kept_out.kept_out_in_words(
                 runner.kept_out, "the class's submissions, the project, the gradebook and the places --hide names"))
         share = ("; all its processes together: at most one core and %d GiB" % (sandbox.MEMORY >> 30)) if runner.cgroup.procs \
             else "; its share of the CPU not capped: %s" % runner.cgroup.why

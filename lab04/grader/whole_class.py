@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 
-from lab04.checker import cases, isolation, reference_attention, sandbox
+from lab04.checker import cases, isolation, kept_out, reference_attention, sandbox_users
 from lab04.grader import compile_sandbox, deadlines, git_reading, gradebook, late_penalty, one_student, submissions
 from lab04.grader.command_line import Usage
 from lab04.grader.status import Status
@@ -97,17 +97,17 @@ def grade(args, students):
     jobs = [(s, args["points"], args["timeout"], args["cases"], args["template"]) for s in mine]
     context = multiprocessing.get_context("fork")
     # What no lab may read: where no root of its own can be made, each worker keeps its user
-    # id out of these with an ACL (sandbox.KeptOut); whatever a worker left, this process takes
+    # id out of these with an ACL (kept_out.KeptOut); whatever a worker left, this process takes
     # away when the pool ends (and before it: a grader killed before it could).
     hidden = args["hide"] + [args.get("submissions"), args.get("grades")] + list(args.get("similar_to") or [])
     kept = (hidden + [one_student.ROOT], compile_sandbox.compile_needs(compile_command[1]))
     if os.geteuid() == 0:
-        sandbox.KeptOut.forget_stale(*kept)
+        kept_out.KeptOut.forget_stale(*kept, sandbox_users.stale)
     try:
         rows = in_the_pool(context, args, jobs, paths, compile_command, hidden, started, tty)
     finally:
         if os.geteuid() == 0:
-            sandbox.KeptOut.forget_stale(*kept)
+            kept_out.KeptOut.forget_stale(*kept, sandbox_users.stale)
     seconds = time.monotonic() - started
     by_key = {(s.name, s.id): s for s in mine}
     for row in rows:

@@ -29,7 +29,7 @@ def run_checker(fake, cases, sandbox_mode=None):
     if sandbox_mode:
         env["LAB_SANDBOX"] = sandbox_mode
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen([sys.executable, check_lab.__file__, "--timeout", TIMEOUT, fake] + cases,
+        child = subprocess.Popen([sys.executable, project.CHECK_LAB, "--timeout", TIMEOUT, fake] + cases,
                                  stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)

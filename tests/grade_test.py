@@ -20,7 +20,6 @@ import sys
 
 import project  # noqa: F401  (puts the project, and its package lab04/, on sys.path)
 
-from lab04.checker import check_lab
 
 
 def numbers_known_wrong(report, lab):
@@ -64,7 +63,7 @@ def main(argv):
 def graded(lab, options, want):
     """What is wrong with check_lab.py --grade's grade of lab (options: its cases), in words."""
     of = " (draw %s)" % options[1] if options else ""
-    run = subprocess.run([sys.executable, check_lab.__file__, "--grade"] + options + [lab], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, project.CHECK_LAB, "--grade"] + options + [lab], capture_output=True, text=True)
     print(run.stdout + run.stderr, end="")
     got = {int(m.group(1)) for m in re.finditer(r"^STEP (\d)  .* 0/1  ", run.stdout, re.M)}
     score = re.search(r"^score: (\S+)/7$", run.stdout, re.M)

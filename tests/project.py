@@ -5,6 +5,7 @@ test imports the package's modules by their qualified names (from lab04.checker 
 as the launchers of the commands do; neither ever imports a test.
 
   ROOT, CHECKER, INSTRUCTOR, TOOLS   the project's folder and its parts
+  CHECK_LAB                          the checker's command, checker/check_lab.py
   GOLDEN                             the seed's printed output
   readme_command(marker, readme)     the commands after <!-- marker --> (tools/readme_command,
                                      the reader .ci/run and bench/run use)
@@ -20,6 +21,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKER = os.path.join(ROOT, "checker")
+CHECK_LAB = os.path.join(CHECKER, "check_lab.py")  # the command (its code: lab04/checker/check_lab.py)
 INSTRUCTOR = os.path.join(ROOT, "instructor")
 GOLDEN = os.path.join(ROOT, "tests", "fixtures", "seed_default_output.txt")
 TOOLS = os.path.join(ROOT, "tools")

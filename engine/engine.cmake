@@ -13,7 +13,8 @@ add_library(lab04_stand_in STATIC ${CMAKE_CURRENT_LIST_DIR}/stand_in/protocol.cp
             ${CMAKE_CURRENT_LIST_DIR}/stand_in/client.cpp ${CMAKE_CURRENT_LIST_DIR}/stand_in/server.cpp)
 lab_standard(lab04_stand_in)
 target_include_directories(lab04_stand_in PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-add_executable(lab04_runner ${CMAKE_CURRENT_LIST_DIR}/runner.cpp)
+add_executable(lab04_runner ${CMAKE_CURRENT_LIST_DIR}/runner.cpp ${CMAKE_CURRENT_LIST_DIR}/runner_job.cpp
+               ${CMAKE_CURRENT_LIST_DIR}/runner_child.cpp ${CMAKE_CURRENT_LIST_DIR}/runner_kill.cpp)
 lab_standard(lab04_runner)
 target_link_libraries(lab04_runner PRIVATE lab04_engine ${CMAKE_DL_LIBS})
 # lab04_leaky_softmax.so, beside lab04_runner: LibTorch's softmax made to break both checks of

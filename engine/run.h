@@ -6,8 +6,8 @@
 // reader (which a loaded machine may wake late); what it printed before it was stopped still
 // counted; what it left behind killed before the answer goes back. This file says how a run is
 // asked for (a Job) and what comes back (a Run); engine/run.cpp does it, for every caller:
-// engine/runner.cpp (the checker's and the class grader's runs, through lab04/checker/engine.py), the
-// watch (watch/lab_watch.cpp) and the tests' lab server (tests/fast_lab/server.cpp). No other
+// engine/runner.cpp (the checker's and the class grader's runs, through lab04/checker/engine.py),
+// the watch (watch/lab_watch.cpp) and the tests' lab server (tests/fast_lab/server.cpp). No other
 // code forks, limits or kills a lab (tests/engine_rule_test.py holds that).
 //
 // What the lab does in its child is the caller's: a Job carries two functions, one run before
@@ -30,8 +30,8 @@ namespace engine {
 
 // How a run ended early, if it did: the engine stopped it (time, size, a cancel), or the lab
 // never started (start: the child could not be made, or could not enter its sandbox). Their
-// names (stopped_name) travel on the runner's wire and are lab04/checker/engine.py's Ending, the one
-// set of names from here to the gradebook (tests/one_ending_test.py holds them equal).
+// names (stopped_name) travel on the runner's wire and are lab04/checker/engine.py's Ending, the
+// one set of names from here to the gradebook (tests/one_ending_test.py holds them equal).
 enum class Stopped { kNo, kTime, kSize, kStart, kCancelled };
 
 // What a Job's `given` says of one of the child's descriptors 0, 1 and 2, besides a descriptor

@@ -187,7 +187,7 @@ def main(argv):
     copy = tempfile.mkdtemp(prefix="lab04-allowlist-test-")
     os.chmod(copy, 0o755)
     try:
-        project.project_files.copy(project.ROOT, project.files_in(["checker"]), copy)
+        project.project_files.copy(project.ROOT, project.checker_files(), copy)
         checker = os.path.join(copy, "checker")
         runner = shutil.copy(os.path.join(build, "lab04_runner"), copy)
         shutil.copy(os.path.join(build, "lab04_leaky_softmax.so"), copy)  # (a grade's case loads it)

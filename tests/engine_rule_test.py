@@ -12,7 +12,7 @@ The rule, as the code holds it:
   shell script. One exception, named with its reason: lab04/grader/git_reading.py bounds git reading a
   student's repository, which is no lab.
 - The mounts a sandbox gives a lab (a /proc of its own, empty folders over the grader's, a root
-  of its own for a compile) are made by the engine: mount() is called in engine/runner.cpp
+  of its own for a compile) are made by the engine: mount() is called in engine/runner_child.cpp
   alone, and one shell script mounts, the sandbox's without root or bubblewrap (util-linux's
   unshare, lab04/checker/sandbox.py), where the engine has no right to. Read as above: a mount() call
   in C++, a string of Python that runs "mount -..." in a shell, a mount line of a shell script.
@@ -61,7 +61,7 @@ ALLOWED = {os.path.join("engine", "run.cpp"): "the engine",
 NOT_A_LAB = {os.path.join("lab04", "grader", "git_reading.py"): "git reading a student's repository at its deadline"}
 C_LIMIT = re.compile(r"\b(setrlimit|prlimit|prlimit64)\s*\(")
 SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
-MOUNTERS = {os.path.join("engine", "runner.cpp"): "the engine",
+MOUNTERS = {os.path.join("engine", "runner_child.cpp"): "the engine: a run's child, entering its sandbox",
             os.path.join("lab04", "checker", "sandbox.py"): "the sandbox without root or bubblewrap: one script"}
 # Where a lab's sandbox is decided and built (its commands, its probes, its cgroups, the user ids
 # and the engine's fields): lab04/checker/sandbox.py, with the user ids' module beside it. A Python
@@ -70,14 +70,15 @@ MOUNTERS = {os.path.join("engine", "runner.cpp"): "the engine",
 BUILDERS = {os.path.join("lab04", "checker", "sandbox.py"): "the sandbox's one module",
             os.path.join("lab04", "checker", "sandbox_users.py"): "the user ids of root's sandboxes, and its probe that such "
                                                           "a user can run programs",
-            os.path.join("engine", "runner.cpp"): "the engine, which makes what the sandbox's module asks"}
+            os.path.join("engine", "runner_child.cpp"): "the engine, which makes what the sandbox's module asks",
+            os.path.join("engine", "runner_kill.cpp"): "the engine, which kills a sandbox's user as that user"}
 SANDBOX_COMMANDS = {"bwrap", "unshare", "setpriv", "nsenter", "capsh", "chroot", "cgexec", "systemd-run"}
 C_BUILD = re.compile(r"\b(unshare|chroot|pivot_root|setresuid|setns)\s*\(")
 SHELL_BUILD = re.compile(r"^[^#]*?(?:^|[;&|(]|\bsudo|\bexec)\s*(%s)\b" % "|".join(sorted(SANDBOX_COMMANDS)), re.M)
 # Where a process is forked, and what its child is: the engine's labs, or no lab at all.
 FORKERS = {os.path.join("engine", "run.cpp"): "the engine: a lab's process",
-           os.path.join("engine", "runner.cpp"): "the engine's program: a process for each student's runs, "
-                                                 "and one that sweeps what labs left",
+           os.path.join("engine", "runner_kill.cpp"): "the engine's program: a process that sweeps what labs left",
+           os.path.join("engine", "runner.cpp"): "the engine's program: a process for each student's runs",
            os.path.join("engine", "stand_in", "client.cpp"): "a server started as a daemon, no lab",
            os.path.join("watch", "lab_watch.cpp"): "the build (cmake or ninja), no lab",
            os.path.join("watch", "verdict.cpp"): "the checker's Python, whose labs are the engine's",
@@ -268,14 +269,14 @@ def main(argv):
     for relative, places in sorted(mounters.items()):
         checks.append(("%s mounts for a lab: it is %s" % (relative, MOUNTERS.get(relative, "not the engine")),
                        relative in MOUNTERS and (relative.endswith(".cpp") or len(places) == 1), places))
-    checks.append(("the engine is found mounting (the search sees it)", "engine/runner.cpp" in mounters,
+    checks.append(("the engine is found mounting (the search sees it)", "engine/runner_child.cpp" in mounters,
                    sorted(mounters)))
     builders = limit_setters(builders=True)
     for relative, places in sorted(builders.items()):
         checks.append(("%s builds or probes a lab's sandbox: it is %s" % (relative, BUILDERS.get(
             relative, "not the sandbox's module")), relative in BUILDERS, places))
     checks.append(("the sandbox's module is found building (the search sees it)",
-                   os.path.join("lab04", "checker", "sandbox.py") in builders and "engine/runner.cpp" in builders, sorted(builders)))
+                   os.path.join("lab04", "checker", "sandbox.py") in builders and "engine/runner_child.cpp" in builders, sorted(builders)))
     writers = limit_setters(wire=True)
     for relative, places in sorted(writers.items()):
         checks.append(("%s writes a job's fields: it is %s" % (relative, WIRE_WRITERS.get(

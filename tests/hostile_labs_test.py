@@ -277,7 +277,7 @@ def as_a_user(work, lab):
     os.chown(home, 65534, 65534)
     copy = tempfile.mkdtemp(prefix="lab04-hostile-test-")
     os.chmod(copy, 0o755)
-    project.project_files.copy(project.ROOT, project.files_in(["checker"]), copy)
+    project.project_files.copy(project.ROOT, project.checker_files(), copy)
     checker = os.path.join(copy, "checker")
     lab = shutil.copy(lab, copy)
     try:

@@ -60,7 +60,7 @@ def main(argv):
     home = os.path.join(copy, "home")
     try:
         os.chmod(copy, 0o755)
-        project.project_files.copy(project.ROOT, project.files_in(["checker"]), copy)
+        project.project_files.copy(project.ROOT, project.checker_files(), copy)
         build = os.path.join(copy, "build")
         os.makedirs(build)
         for path in (lesson, mutant, runner, library):

@@ -140,10 +140,10 @@ def checked(lab, wrong, folder):
                    handmade[0] == 0 and handmade[1] == first[1] and loaded_torch(handmade[2]),
                    (handmade[0], loaded_torch(handmade[2]), outside_import_times(handmade[2])[-300:])))
 
-    copy = os.path.join(folder, "checker")
-    project.project_files.copy(project.ROOT, project.files_in(["checker"]), folder)
+    copy = os.path.join(folder, "checker")  # the command, and the package's checker, as a starter carries them
+    project.project_files.copy(project.ROOT, project.checker_files(), folder)
     check(lab, folder, "--memo", kept, checker=copy)
-    with open(os.path.join(copy, "compare.py"), "a") as f:
+    with open(os.path.join(folder, "lab04", "checker", "compare.py"), "a") as f:
         f.write("# a change of the checker's code\n")
     changed = check(lab, folder, "--memo", kept, checker=copy)
     checks.append(("a checker whose code changed judges again (torch imported), exit 0",

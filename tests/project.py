@@ -11,6 +11,7 @@ as the launchers of the commands do; neither ever imports a test.
                                      the reader .ci/run and bench/run use)
   files(project)                     the project's files, from its list (tools/project_files.txt)
   files_in(folders)                  those in these folders (tests/fast_lab: a folder in one)
+  checker_files()                    the checker's, as a starter carries them (checker/, lab04/checker/)
   copy(project, dest)                a copy of them, for a test that builds the project elsewhere
 """
 import os
@@ -47,6 +48,12 @@ def files_in(folders, project=ROOT):
     """The project's files in these folders (relative paths, a folder in a folder too), from its
     list."""
     return [n for n in files(project) if any(n.startswith(folder.rstrip("/") + "/") for folder in folders)]
+
+
+def checker_files(project=ROOT):
+    """The checker's files, as a starter carries them: its commands (checker/) and their code
+    (lab04/checker/, with the package's lab04/__init__.py)."""
+    return files_in(["checker", "lab04/checker"], project) + ["lab04/__init__.py"]
 
 
 def copy(project, dest):

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""A job of the run engine, as a value (lab04/checker/engine.py's Job), is written as engine/runner.cpp
+"""A job of the run engine, as a value (lab04/checker/engine.py's Job), is written as engine/runner_job.cpp
 reads it, in this process (tier unit): each field a letter and its value, repeated fields in the
 order given, a field left out when it is not set, and a value given as a dict (the sandbox's
-limits and environment) written as NAME=value. The letters are those of runner.cpp's comment,
-read here from that file, so that a letter the runner does not read fails.
+limits and environment) written as NAME=value. The letters are those of runner_job.cpp's reader
+(engine/runner.cpp's comment says what each is), read here from that file, so that a letter the runner does not read fails.
 
 usage: runner_job_rules_test.py
 """
@@ -18,7 +18,7 @@ from lab04.checker import engine
 
 
 def letters_the_runner_reads():
-    with open(os.path.join(project.ROOT, "engine", "runner.cpp"), encoding="utf-8") as f:
+    with open(os.path.join(project.ROOT, "engine", "runner_job.cpp"), encoding="utf-8") as f:
         return set(re.findall(r"case '([A-Z])':", f.read()))
 
 
@@ -49,7 +49,7 @@ def main(argv):
                           own_proc=True, root="i", shown=["b"], cgroups=["g"], alone=True, new_student=True)
     written = {f[0] for f in every.fields()}
     read = letters_the_runner_reads()
-    checks.append(("every letter a job writes is one runner.cpp reads, and every one it reads can be written",
+    checks.append(("every letter a job writes is one runner_job.cpp reads, and every one it reads can be written",
                    written == read, "written %s, read %s" % (sorted(written), sorted(read))))
     checks.append(("a job is a value: equal parts make equal jobs, and it cannot be changed",
                    engine.Job.of(args=["a"]) == engine.Job(args=("a",)) and _frozen(engine.Job()), "changed"))

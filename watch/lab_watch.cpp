@@ -17,8 +17,9 @@
 // in the background, and computes the reference once; the watch runs the cases itself, each a
 // forked child as fast as the run above, within the checker's limits, and hands the checker
 // what they printed; runs that print what earlier runs printed get the verdict kept then
-// (lab04/checker/memo.py, in the build folder). A save during a verdict cancels it. --no-check leaves it
-// out; without a Python that can import torch the watch says so once and goes on without it.
+// (lab04/checker/memo.py, in the build folder). A save during a verdict cancels it. --no-check
+// leaves it out; without a Python that can import torch the watch says so once and goes on without
+// it.
 //
 // Why it is fast: LibTorch is loaded into this process once (lab04_runtime, a shared library
 // linked to it), while the first build runs, not at every run. Each run is a child process
@@ -420,7 +421,8 @@ void rebuild_the_program(int waiting, const std::function<bool()>& wanted) {
   char chunk[4096];
   bool stopped = false;
   while (b.output >= 0) {
-    pollfd fds[3] = {{g_signals, POLLIN, 0}, {b.output, POLLIN, 0}, {stopped ? -1 : waiting, POLLIN, 0}};
+    pollfd fds[3] = {
+        {g_signals, POLLIN, 0}, {b.output, POLLIN, 0}, {stopped ? -1 : waiting, POLLIN, 0}};
     if (poll(fds, 3, -1) < 0 && errno != EINTR) break;
     if ((fds[0].revents & POLLIN))
       if (int sig = stop_signal()) stop(sig);

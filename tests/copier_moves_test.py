@@ -27,7 +27,7 @@ import sys
 import checklist
 import honest_class
 
-from lab04.instructor import make_starter
+from lab04.instructor import blanking
 import project
 import similar_code_test
 import written_another_way_test
@@ -141,7 +141,7 @@ def main(argv):
         return 2
     with open(os.path.join(project.ROOT, "lab04_attention.cpp")) as f:
         lesson = f.read()
-    starter = make_starter.make_lab(lesson, make_starter.DEFAULT_BLANKS)[0]
+    starter = blanking.make_lab(lesson, blanking.DEFAULT_BLANKS)[0]
     template = similarity.template_keys([lesson, starter])
     orla = written_another_way_test.written(lesson, written_another_way_test.OTHERS["integer_mask_and_other_operations"])
     originals = {"orla": orla, "uma": uma(lesson)}

@@ -28,7 +28,7 @@ import sys
 import checklist
 import make_class
 
-from lab04.instructor import make_starter
+from lab04.instructor import blanking
 import project
 import written_another_way_test
 
@@ -112,7 +112,7 @@ def main(argv):
         lesson = f.read()
     own = written_another_way_test.written(lesson, written_another_way_test.OTHERS["integer_mask_and_other_operations"])
     labs = {"student%02d" % n: make_class.lab_text(kind) for n, kind in enumerate(make_class.BENCH)}
-    labs["starter_as_given"] = make_starter.make_lab(lesson, make_starter.DEFAULT_BLANKS)[0]
+    labs["starter_as_given"] = blanking.make_lab(lesson, blanking.DEFAULT_BLANKS)[0]
     labs["orla"], labs["otto"] = own, copied(own)
     write_class(os.path.join(work, "class"), labs)
     done, section = grade(build, os.path.join(work, "class"), os.path.join(work, "grades"))

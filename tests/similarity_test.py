@@ -19,7 +19,6 @@ would name those students too (docs/instructors.md).
 usage: similarity_test.py
 """
 import json
-import os
 import random
 import sys
 import time
@@ -27,7 +26,7 @@ import time
 import checklist
 import honest_class
 
-from lab04.instructor import make_starter
+from lab04.instructor import blanking
 import project
 
 from lab04.grader import similarity  # noqa: E402
@@ -37,7 +36,7 @@ CLASSES = [(30, 1), (30, 2), (30, 3), (30, 4), (30, 5), (100, 1)]  # (students, 
 
 def template():
     lesson = honest_class.lesson()
-    return lesson, similarity.template_keys([lesson, make_starter.make_lab(lesson, make_starter.DEFAULT_BLANKS)[0]])
+    return lesson, similarity.template_keys([lesson, blanking.make_lab(lesson, blanking.DEFAULT_BLANKS)[0]])
 
 
 def with_copies(students, seed, lesson, keys):

@@ -36,7 +36,7 @@ from built_alone import build_alone, build_commands
 
 from lab04.checker import cases, diagnosis, running, sandbox, verdict, watch_verdict
 from lab04.checker.mistakes import MISTAKES
-from lab04.instructor import make_starter
+from lab04.instructor import blanking
 
 # Each STEP as the Python lab (the seed) writes it, in LibTorch: its names (but the mask's, tril,
 # which the lesson's other steps use), its operations and its constants.
@@ -115,7 +115,7 @@ def fill(text, step, code):
 def written(lesson, forms):
     """The lesson with each STEP of forms ({step: code}) blanked, as the starter blanks it,
     and written that way."""
-    text, _ = make_starter.make_lab(lesson, sorted(forms))
+    text, _ = blanking.make_lab(lesson, sorted(forms))
     for step, code in forms.items():
         text = fill(text, step, code)
     return text
@@ -126,7 +126,7 @@ def labs(lesson):
     made = [("lesson_with_step_%d_as_the_python_lab_writes_it" % n, written(lesson, {n: PYTHON[n]}), True)
             for n in (3, 4, 5, 7)]
     made.append(("starter_written_as_the_python_lab_writes_it",
-                 written(lesson, {n: PYTHON[n] for n in make_starter.DEFAULT_BLANKS}), True))
+                 written(lesson, {n: PYTHON[n] for n in blanking.DEFAULT_BLANKS}), True))
     made.append(("starter_with_every_step_blank_written_as_the_python_lab_writes_it", written(lesson, PYTHON), True))
     made += [("lesson_with_" + name, written(lesson, forms), False) for name, forms in OTHERS.items()]
     return made

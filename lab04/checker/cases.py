@@ -52,7 +52,7 @@ ABS_TOL, REL_TOL = 1e-6, 1e-5  # the same LibTorch agrees exactly; this leaves r
 EXIT_NOT_WRITTEN_YET, EXIT_NOT_THE_LESSONS_TENSOR = 4, 5
 
 # What one run of the lab may take and print, whoever runs it (the memory, process and file
-# limits are the sandbox's: sandbox.limits()).
+# limits are the sandbox's: limits.limits()).
 TIMEOUT = 60.0  # seconds, for a program that loads LibTorch (a 4096-token lab takes about 1 s)
 CLASS_TIMEOUT = 10.0  # seconds, for a run forked from a process that has loaded it (0.03 s)
 WATCH_TIMEOUT = 5.0  # seconds, for the watch's verdict: a hang costs this once, then it says so

@@ -126,7 +126,7 @@ class Job:
     wall_ms: int = 0  # T: its wall-time limit
     max_out: int = 0  # O: the bytes of its stdout read
     max_err: int = 0  # R: and of its stderr
-    limits: tuple = ()  # L: its resource limits, as (name, value) (sandbox.limits())
+    limits: tuple = ()  # L: its resource limits, as (name, value) (limits.limits())
     uid: object = None  # U: the user id it runs as (root only), or None
     alone: bool = False  # K: the runner is alone in a PID namespace (bubblewrap, unshare)
     places: tuple = ()  # P: places any user may write, each an empty one of its own

@@ -54,30 +54,8 @@ from lab04.checker import engine  # the run engine: every run of the lab goes th
 from lab04.checker import isolation  # what the instructor asked (LAB_SANDBOX)
 from lab04.checker import sandbox_users  # the user ids of root's sandboxes
 from lab04.checker.kept_out import KeptOut, kept_out_in_words  # an ACL of no right, without a root of its own
+from lab04.checker.limits import FILE_SIZE, MEMORY, PROCESSES, limits, limits_in_words, sanitizer_build
 from lab04.checker.sandbox_users import Refused  # noqa: F401  (sandbox.Refused: the callers' name for it)
-
-MEMORY = 4 << 30  # bytes of address space
-PROCESSES = 1024  # processes and threads of a sandbox's own user
-FILE_SIZE = 64 << 20  # bytes: the largest file the lab may write
-
-
-def limits(timeout, asan=False, processes=PROCESSES):
-    """The resource limits of one run of the lab, which the run engine sets (for the checker,
-    the class runner and the watch's verdict): {name: value}, the names those of the engine's
-    L fields. The CPU time follows the wall-time limit (SIGXCPU then), and there is no
-    memory limit for an AddressSanitizer build (asan). processes: where the lab runs as a user
-    who has processes of their own already, as many more."""
-    found = {"nproc": processes, "fsize": FILE_SIZE, "cpu": int(timeout) + 5, "core": 0}
-    if not asan:
-        found["as"] = MEMORY
-    return found
-
-
-def limits_in_words(asan=False):
-    return "limits: %s, %d processes, files up to %d MB, CPU time, no core files" % (
-        "memory not limited (an AddressSanitizer build)" if asan else "memory %d GiB" % (MEMORY >> 30),
-        PROCESSES, FILE_SIZE >> 20)
-
 
 class NotStarted(Exception):
     """The sandbox could not start a run (the grader's fault, not the lab's): the caller
@@ -123,14 +101,6 @@ def reap_orphans():
             return
         if pid == 0:
             return
-
-
-def sanitizer_build():
-    """Whether the labs to run were built with AddressSanitizer, which reserves terabytes of
-    address space and so runs without the memory limit: the grader's own setting
-    (LAB_SANITIZED=1, which the sanitizer build's tests set), never read from the student's
-    binary, which could claim it to lift its limit."""
-    return os.environ.get("LAB_SANITIZED") == "1"
 
 
 # What a lab's compile and runs may see, on every path that can make a root of its own (as

@@ -35,7 +35,7 @@ import subprocess
 import sys
 
 from lab04 import PROJECT
-from lab04.checker import cases, engine, memo, running, sandbox, sandbox_users
+from lab04.checker import cases, engine, limits, memo, running, sandbox_users
 
 LAB_SOURCE = os.path.join(PROJECT, "lab04_attention.cpp")
 LAUNCHER = os.path.join(PROJECT, "checker", "watch_verdict.py")  # this module's command
@@ -53,8 +53,8 @@ def saved_source():
 
 def greet(out):
     """The cases and the limits of each run, before torch loads (the watch needs them first)."""
-    found = sandbox.limits(cases.WATCH_TIMEOUT, sandbox.sanitizer_build(),
-                           sandbox.PROCESSES + len(sandbox_users.processes_of(os.getuid())) + 64)
+    found = limits.limits(cases.WATCH_TIMEOUT, limits.sanitizer_build(),
+                           limits.PROCESSES + len(sandbox_users.processes_of(os.getuid())) + 64)
     lines = ["cases %d %d %d %d" % (len(cases.DEFAULT_CASES), int(cases.WATCH_TIMEOUT * 1000), cases.MAX_STDOUT,
                                     cases.MAX_STDERR),
              "limits " + " ".join("%s=%d" % kv for kv in found.items())]

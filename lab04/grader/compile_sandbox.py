@@ -15,12 +15,12 @@ import subprocess
 import tempfile
 import time
 
-from lab04.checker import engine, sandbox, sandbox_users
+from lab04.checker import engine, limits, sandbox, sandbox_users
 from lab04.grader.status import Status
 
 TIMEOUT = 120  # seconds one student's compile may take, and of CPU (the lesson: about 0.5 s)
 CPU = TIMEOUT
-MEMORY = sandbox.MEMORY  # bytes of address space: no more than a run's (the lesson's compile: 0.2 GB)
+MEMORY = limits.MEMORY  # bytes of address space: no more than a run's (the lesson's compile: 0.2 GB)
 FILE = 256 << 20  # bytes: the largest file it writes (the module: about 1 MB)
 OUTPUT = 1 << 20  # bytes of compiler messages read; more stops the compile (its limit)
 

@@ -7,7 +7,7 @@ LibTorch once and runs each lab's module in a forked child, in the sandbox of la
                                   runner inside it once, for every run of one lab (a user)
 
 Each has the run() of a Sandbox, so the checker's running.run_case() runs a case through it.
-The limits of a run are the sandbox's (sandbox.limits()), sent as the runner's L fields; the
+The limits of a run are the sandbox's (limits.limits()), sent as the runner's L fields; the
 runner is asked through the engine's client (lab04/checker/engine.py).
 """
 import atexit
@@ -16,7 +16,7 @@ import shutil
 import signal
 import tempfile
 
-from lab04.checker import engine, kept_out, sandbox, sandbox_users
+from lab04.checker import engine, kept_out, limits, sandbox, sandbox_users
 
 class Runner:
     """engine/runner.cpp, started once per worker of the class grader (root only): it has
@@ -160,11 +160,11 @@ class ForkedBox(sandbox.Sandbox):
             if runner.places else \
             ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; " + kept_out.kept_out_in_words(
                 runner.kept_out, "the class's submissions, the project, the gradebook and the places --hide names"))
-        share = ("; all its processes together: at most one core and %d GiB" % (sandbox.MEMORY >> 30)) if runner.cgroup.procs \
+        share = ("; all its processes together: at most one core and %d GiB" % (limits.MEMORY >> 30)) if runner.cgroup.procs \
             else "; its share of the CPU not capped: %s" % runner.cgroup.why
         line = lambda who: ("the lab ran, loaded into a child of a process that has loaded LibTorch, as "
                             + who + " of its own (no groups, no privileges)" + private + share + "; "
-                            + sandbox.limits_in_words(self.asan))
+                            + limits.limits_in_words(self.asan))
         self.isolation = "isolation: " + line("user id %d" % self.uid)
         # The same words without the user id, for a class's gradebook (where each worker has its own),
         # which writes its own label before them (gradebook.py)
@@ -179,7 +179,7 @@ class ForkedBox(sandbox.Sandbox):
             private = dict(places=("/tmp",), scratch_size=sandbox.SCRATCH_SIZE, own_proc=bool(self.runner.own_proc),
                            **sandbox.engine_allowlist(self.new_root(), [os.path.join(self.work, "bin")]))
         job = engine.Job.of(module=self.lab, uid=self.uid, home=self.home, wall_ms=int(timeout * 1000),
-                            max_out=max_out, max_err=max_err, limits=sandbox.limits(timeout),
+                            max_out=max_out, max_err=max_err, limits=limits.limits(timeout),
                             cgroups=self.runner.cgroup.procs, env=self._env(self.home), args=args,
                             library=os.path.join(self.work, "bin", engine.LEAKY_SOFTMAX) if leaky else "", **private)
         run = self.runner.job(job)

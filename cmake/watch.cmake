@@ -54,7 +54,8 @@ target_link_options(lab04_runtime PRIVATE -Wl,-Bsymbolic)
 add_library(lab04_module MODULE EXCLUDE_FROM_ALL $<TARGET_OBJECTS:${module_objects}>)
 add_dependencies(lab04_module lab04_runtime)
 target_link_options(lab04_module PRIVATE -Wl,-Bsymbolic)
-add_executable(lab04_watch watch/lab_watch.cpp watch/verdict.cpp watch/resident_client.cpp watch/once_server.cpp)  # small and plain: it loads LibTorch itself
+add_executable(lab04_watch watch/lab_watch.cpp watch/build.cpp watch/verdict.cpp watch/resident_client.cpp
+               watch/once_server.cpp)  # small and plain: it loads LibTorch itself
 lab_standard(lab04_watch)
 target_compile_definitions(lab04_watch PRIVATE
   LAB_SOURCE="${PROJECT_SOURCE_DIR}/lab04_attention.cpp" LAB_BUILD_DIR="${CMAKE_BINARY_DIR}"

@@ -80,7 +80,7 @@ FORKERS = {os.path.join("engine", "run.cpp"): "the engine: a lab's process",
            os.path.join("engine", "runner_kill.cpp"): "the engine's program: a process that sweeps what labs left",
            os.path.join("engine", "runner.cpp"): "the engine's program: a process for each student's runs",
            os.path.join("engine", "stand_in", "client.cpp"): "a server started as a daemon, no lab",
-           os.path.join("watch", "lab_watch.cpp"): "the build (cmake or ninja), no lab",
+           os.path.join("watch", "build.cpp"): "the build (cmake or ninja), no lab",
            os.path.join("watch", "verdict.cpp"): "the checker's Python, whose labs are the engine's",
            os.path.join("tests", "fast_lab", "server.cpp"): "a handler for each client, whose lab is the engine's",
            os.path.join("lab04", "grader", "whole_class.py"): "the class grader's workers, whose labs are the engine's"}

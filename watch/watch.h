@@ -1,12 +1,14 @@
-// watch/watch.h: what the watch's two files share. watch/lab_watch.cpp is the loop (the
-// build, each run of the lab, the wait for a save); watch/verdict.cpp is the checker's verdict
-// after each run. Every run of the lab, the loop's and the verdict's, goes through the run
+// watch/watch.h: what the watch's files share. watch/lab_watch.cpp is the loop (each run of the
+// lab, the wait for a save); watch/build.cpp the builds; watch/verdict.cpp the checker's verdict
+// after each run; once_server.cpp --once's server; resident_client.cpp the resident compiler.
+// Every run of the lab, the loop's and the verdict's, goes through the run
 // engine (engine/run.h).
 
 #pragma once
 
 #include <signal.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <functional>
 #include <string>
@@ -22,6 +24,13 @@ extern int g_inotify;        // the lab's folder, watched for saves (not with --
 extern int g_client;         // a served --once: its client's connection, else -1
 extern bool g_saved;         // saved again (a served --once: interrupted) since the build began
 extern pid_t g_checker_pid;  // the checker (checker/watch_verdict.py), a process group of its own
+extern pid_t g_build_group;  // the build's process group while it runs (build.cpp)
+
+void say(const std::string& line);  // the watch's own lines, on standard error
+// Ends everything this process started, then ends it as the signal would have.
+[[noreturn]] void stop(int sig);
+int stop_signal();              // the signal read that stops the watch, or 0 (SIGCHLD, or none)
+int wait_for_child(pid_t pid);  // the child's wait status, the watch's signals handled meanwhile
 
 // Waits until `fd` is readable (fd -1: never) or a child changed state; a stop signal ends the
 // watch here. True when fd is readable.
@@ -61,7 +70,9 @@ Build start_in_build_folder(const std::vector<std::string>& command, bool live);
 Build start_build(const std::vector<const char*>& targets, bool live);
 bool finish_build(Build& b, bool show = true, std::string* kept = nullptr);
 bool exists(const char* path);
-double now();  // seconds, the real-time clock
+double now();                                // seconds, the real-time clock
+timespec modified(const std::string& path);  // a file's time of change, 0 if it cannot be read
+bool same(timespec a, timespec b);
 
 // What a run calls: the main of the module the build made (module, symbol), or the lab as the
 // resident compiler (resident_client.cpp) linked it in the watch: its constructors, its main.
@@ -71,6 +82,14 @@ struct Entry {
   int (*main)(int, char**) = nullptr;
 };
 bool resident_available();  // built (the watch's first build builds it)
+// The watch's builds (build.cpp): `targets` built, LibTorch loaded meanwhile; a save
+// (`shortcut`) compiled by the resident compiler where it can. What a run calls then is
+// g_entry; g_compiled_by says by whom and how long it took.
+bool build(const std::vector<const char*>& targets, bool shortcut = false);
+extern Entry g_entry;
+extern std::string g_compiled_by;
+// Loads LibTorch into this process, for every run to come; false (said unless quiet) if it cannot.
+bool load_runtime(bool quiet);
 // Learns the lab's compile flags (Ninja's command for the module's object).
 void resident_learn(const std::string& compile);
 // Between saves: starts the compiler (again, if a save ended it) and has it read the header.

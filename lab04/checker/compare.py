@@ -15,6 +15,7 @@ import torch
 
 from lab04.checker import cases, reference_attention
 from lab04.checker.cases import ABS_TOL, REL_TOL, TENSORS, shown
+from lab04.checker.engine import Ending
 
 
 class Tensor(NamedTuple):
@@ -231,7 +232,7 @@ class CaseResult:
     text: str
     out: List[str] = field(default_factory=list)
     status: int = 0
-    ended: object = None
+    ended: Optional[Ending] = None  # how the run ended early (running.Ran.ended), or None
     timed_out: bool = False
     problem: Optional[str] = None
     of_head: int = 0

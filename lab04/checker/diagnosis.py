@@ -258,9 +258,9 @@ def libtorch_error_lines(case, source=None):
     trap = next((t for t in TRAPS if t[0] in case.said), None)
     slip = slips.order_slip(source) if trap is SHAPES_TRAP else None
     if slip:
-        return [slip, "           (LibTorch stopped the lab at STEP %s, saying: %s)" % (step, case.said[len("LibTorch error: "):])]
+        return [slip, "           (LibTorch stopped the lab at STEP %s, saying: %s)" % (step, case.said.removeprefix("LibTorch error: "))]
     lines = ["every number the lab printed is right; then, at STEP %s, LibTorch stopped it (exit 3), saying: %s"
-             % (step, case.said[len("LibTorch error: "):])]
+             % (step, case.said.removeprefix("LibTorch error: "))]
     if trap:
         lines.append("           that is: %s; %s" % (trap[1], trap[2]))
     return lines

@@ -33,6 +33,11 @@ TIERS = [  # (name, command, target in seconds or None, what the target is)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def ratio(r):
+    """A ratio as a reader says it: two significant digits under 10 (0.78, 2.5), whole above (211)."""
+    return "%.2g" % r if r < 10 else "%.0f" % r
+
+
 def section_of(doc):
     """(the lines before DOC's section, its lines, the lines after it); its lines are [] where
     it has none."""
@@ -76,7 +81,7 @@ def measure():
         notes += ["%d skipped" % skipped] if skipped else []
         rows.append("| %s | `%s` | %d%s | %s | %s | %s | %s |" % (
             name, " ".join(command), tests, " (%s)" % ", ".join(notes) if notes else "", minutes(seconds),
-            "1x" if seconds == first else "%.2gx the unit tier" % (seconds / first), said, met))
+            "1x" if seconds == first else "%sx the unit tier" % ratio(seconds / first), said, met))
     cores = os.cpu_count()
     lines = [TITLE, "", "`bench/tiers.py` (`bench/run --tiers`), %s, %d cores: each tier run in turn in `build/`, "
              "timed from outside. A test of two tiers runs in each." % (datetime.date.today().isoformat(), cores), "",

@@ -1,8 +1,8 @@
 """What the tests know of the project: where it is, where its parts are, and how to copy it.
 
-Importing it puts the project's folder on sys.path, and the tools' folder (tools/), so that a
-test imports the package's modules by their qualified names (from lab04.checker import cases),
-as the launchers of the commands do; neither ever imports a test.
+Importing it puts the project's folder on sys.path, so that a test imports the package's
+modules by their qualified names (from lab04.checker import cases), as the launchers of the
+commands do; the package never imports a test.
 
   ROOT, CHECKER, INSTRUCTOR, TOOLS   the project's folder and its parts
   CHECK_LAB                          the checker's command, checker/check_lab.py
@@ -26,9 +26,8 @@ CHECK_LAB = os.path.join(CHECKER, "check_lab.py")  # the command (its code: lab0
 INSTRUCTOR = os.path.join(ROOT, "instructor")
 GOLDEN = os.path.join(ROOT, "tests", "fixtures", "seed_default_output.txt")
 TOOLS = os.path.join(ROOT, "tools")
-for folder in (ROOT, TOOLS):
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 from lab04 import project_files  # noqa: E402  (the project's list of files)
 
 

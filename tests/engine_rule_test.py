@@ -32,6 +32,13 @@ The rule, as the code holds it:
   isolated, asks: in Python, os.environ.get, os.getenv or os.environ[...] of "LAB_SANDBOX", or
   "LAB_SANDBOX" in os.environ; $LAB_SANDBOX in a shell script; getenv("LAB_SANDBOX") in C++.
   Setting it for a child (a test's, a template's environment) is no choice.
+- A lab's isolation, a mode of it (root's user, bubblewrap, unshare, none; a compile's user kept
+  out), is chosen in that module too (isolation.choose_runs, choose_compiles); the modules that
+  probe the machine pass their answers to it and act on the Isolation it gives back. In Python
+  outside it: a mode's word ("bwrap") or name (isolation.BWRAP) given to a name or attribute, or a
+  keyword, that says mode, isolation, sandbox, compiles or chosen, or passed to a sandbox, box or
+  compiler; returned by a function whose name says choose, mode, isolation or sandbox, or in a
+  tuple; a mode's name anywhere but in a comparison; or an Isolation made.
 - A process is forked in the engine and in a few places named with what their child is, none
   of them a lab (a C++ fork(), vfork(), clone() or posix_spawn(); in Python os.fork, pty.fork,
   os.posix_spawn or multiprocessing). The two programs that keep LibTorch loaded and run labs
@@ -91,6 +98,12 @@ C_MOUNT = re.compile(r"\bmount\s*\(")
 # Where a job's fields are written: the run engine's client, from a Job.
 WIRE_WRITERS = {os.path.join("lab04", "checker", "engine.py"): "the run engine's client (Job.fields)"}
 # Where LAB_SANDBOX is read: the one module that says what the instructor asked.
+CHOOSERS = {os.path.join("lab04", "checker", "isolation.py"): "the isolation module, which chooses"}
+MODE_WORDS = {"user", "bwrap", "unshare", "none", "user-kept-out"}
+MODE_NAMES = {"USER", "BWRAP", "UNSHARE", "NONE", "KEPT_OUT", "ANY"}
+MODE_HOLDER = re.compile(r"mode|isolation|sandbox|compiles|chosen", re.I)
+CHOOSING_FUNCTION = re.compile(r"choose|mode|isolation|sandbox", re.I)
+TAKES_A_MODE = re.compile(r"sandbox|box|compiler|isolation|choose", re.I)
 ASKERS = {os.path.join("lab04", "checker", "isolation.py"): "the module of what the instructor asked"}
 C_ASK = re.compile(r"\bgetenv\s*\(\s*\"LAB_SANDBOX(_UIDS)?\"")
 SHELL_ASK = re.compile(r"^[^#]*\$\{?LAB_SANDBOX(_UIDS)?\b", re.M)
@@ -160,6 +173,62 @@ def python_asks(text):
     return found
 
 
+def is_a_mode(node):
+    """A mode's word, a mode's name of the isolation module, or an expression that may be one."""
+    if isinstance(node, ast.Constant):
+        return node.value in MODE_WORDS
+    if isinstance(node, ast.Attribute):
+        return node.attr in MODE_NAMES and isinstance(node.value, ast.Name) and node.value.id == "isolation"
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return any(is_a_mode(e) for e in node.elts)
+    if isinstance(node, ast.IfExp):
+        return is_a_mode(node.body) or is_a_mode(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return any(is_a_mode(v) for v in node.values)
+    return False
+
+
+def named_for_a_mode(target):
+    name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(named_for_a_mode(t) for t in target.elts)
+    return MODE_HOLDER.search(name) is not None
+
+
+def python_choosers(text):
+    """The lines of a Python module that choose a mode of isolation: a mode given to a name,
+    attribute or keyword that holds one, returned by a function that chooses or in a tuple, or
+    an Isolation made."""
+    found = []
+    tree = ast.parse(re.sub(r"@\w+@", "0", text))
+    for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        for node in ast.walk(function):
+            if isinstance(node, ast.Return) and node.value is not None and is_a_mode(node.value) and (
+                    isinstance(node.value, ast.Tuple) or CHOOSING_FUNCTION.search(function.name)):
+                found.append("line %d: returns a mode" % node.lineno)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None \
+                and is_a_mode(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(named_for_a_mode(t) for t in targets):
+                found.append("line %d: a mode given" % node.lineno)
+        if isinstance(node, ast.keyword) and node.arg and MODE_HOLDER.search(node.arg) and is_a_mode(node.value):
+            found.append("line %d: %s=a mode" % (node.value.lineno, node.arg))
+        if isinstance(node, ast.Call):
+            callee = node.func.id if isinstance(node.func, ast.Name) else \
+                node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            if callee == "Isolation":
+                found.append("line %d: an Isolation made" % node.lineno)
+            elif TAKES_A_MODE.search(callee) and any(is_a_mode(a) for a in node.args):
+                found.append("line %d: a mode passed to %s" % (node.lineno, callee))
+    compared = {id(n) for c in ast.walk(tree) if isinstance(c, ast.Compare)
+                for operand in [c.left] + c.comparators for n in ast.walk(operand)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and is_a_mode(node) and id(node) not in compared:
+            found.append("line %d: isolation.%s" % (node.lineno, node.attr))
+    return sorted(set(found))
+
+
 def python_wire(text):
     """The lines of a Python module that write a field of a job: a capital letter joined to a
     value ("C" + word) or formatting one ("T%d" % ms)."""
@@ -192,14 +261,16 @@ def is_shell_script(name, text):
     return name.endswith(".sh") or re.match(r"#!\s*\S*(/|env\s+)(ba|da|k)?sh\b", text) is not None
 
 
-def limit_setters(mounts=False, builders=False, forks=False, asks=False, wire=False):
+def limit_setters(mounts=False, builders=False, forks=False, asks=False, wire=False, chooses=False):
     """{file (relative to the project): where it sets limits} for every product file that does;
     with mounts, where it mounts (a mount() call, a script); with builders, where it builds or
-    probes a sandbox; with asks, where it reads LAB_SANDBOX; with wire, where it writes a job's
+    probes a sandbox; with asks, where it reads LAB_SANDBOX; with chooses, where it chooses a
+    mode of isolation (Python alone: no script or C++ chooses one); with wire, where it writes a job's
     field; with forks, where it forks (C++ and
     Python: a shell script forks for every command it runs)."""
     never = re.compile(r"(?!)")
     c_rule, shell_rule, python_rule = (never, never, python_wire) if wire else \
+        (never, never, python_choosers) if chooses else \
         (C_ASK, SHELL_ASK, python_asks) if asks else \
         (C_MOUNT, SHELL_MOUNT, python_mount_scripts) if mounts else \
         (C_BUILD, SHELL_BUILD, python_builders) if builders else \
@@ -290,6 +361,13 @@ def main(argv):
             relative in ASKERS, places))
     checks.append(("the module of what the instructor asked is found reading LAB_SANDBOX (the search sees it)",
                    os.path.join("lab04", "checker", "isolation.py") in askers, sorted(askers)))
+    choosers = limit_setters(chooses=True)
+    for relative, places in sorted(choosers.items()):
+        checks.append(("%s chooses a mode of isolation: it is %s" % (relative, CHOOSERS.get(
+            relative, "not the isolation module (lab04/checker/isolation.py): pass it what was probed")),
+            relative in CHOOSERS, places))
+    checks.append(("the isolation module is found choosing a mode (the search sees it)",
+                   os.path.join("lab04", "checker", "isolation.py") in choosers, sorted(choosers)))
     forkers = limit_setters(forks=True)
     for relative, places in sorted(forkers.items()):
         checks.append(("%s forks: %s" % (relative, FORKERS.get(relative, "not the engine, nor a process named as no lab")),

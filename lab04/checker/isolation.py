@@ -1,7 +1,18 @@
-"""isolation.py: what the instructor asked of a lab's isolation, read in one place. LAB_SANDBOX
-names a sandbox, or leaves the choice to the machine (unset or empty: the best it allows); every
-module that chooses how a lab, or a class's compile, is isolated asks here, and none reads the
-variable itself (tests/engine_rule_test.py holds the rule).
+"""isolation.py: how a lab is isolated, chosen in one place from what the instructor asked and
+what the machine allows. LAB_SANDBOX names a sandbox, or leaves the choice to the machine (unset
+or empty: the best it allows). No other module reads the variable or chooses a mode: the
+checker's sandbox and the class grader's workers run the machine's probes and pass their
+answers here (tests/engine_rule_test.py holds the rule).
+
+  choose_runs(setpriv, own_user, bwrap, unshare)
+                     the Isolation of a lab's runs: own_user() takes a user id of root's and
+                     says why it cannot run programs (None: it can); bwrap() and unshare()
+                     whether those sandboxes work here. Called lazily, in this order, only as far
+                     as the choice needs. Refused, with one line, where the mode asked cannot be had
+  choose_compiles(own_user, bwrap)
+                     how a class's compiles are isolated: own_user is None (no user of root's), or
+                     whether that user has a root of its own (True) or is kept out by ACLs (False)
+  OWN_USER           the Isolation of runs through the class grader's runner (always root's user)
 
   asked()            the mode asked: ANY, or one of MODES; Refused, with one line that names
                      what is accepted, for any other value
@@ -21,6 +32,9 @@ container.
 """
 import os
 import re
+import shutil
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 VARIABLE = "LAB_SANDBOX"
 UIDS_VARIABLE = "LAB_SANDBOX_UIDS"
@@ -28,6 +42,21 @@ DEFAULT_UIDS = range(61000, 62000)
 LOWEST_UID, HIGHEST_UID, MOST_UIDS = 1000, 2**31 - 2, 100000  # no system account's; 65534 aside
 ANY, USER, BWRAP, UNSHARE, NONE = "", "user", "bwrap", "unshare", "none"
 MODES = (USER, BWRAP, UNSHARE, NONE)
+KEPT_OUT = "user-kept-out"  # a compile's: root's user, no root of its own, kept out by ACLs
+COMPILE_MODES = (USER, KEPT_OUT, BWRAP, NONE)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How a lab's runs are isolated. mode: one of MODES; why: for NONE, the reason in words;
+    closed: for NONE where root's user could not run programs, the folder closed to other users
+    that stopped it (the advice is to open it)."""
+    mode: str
+    why: Optional[str] = None
+    closed: Optional[str] = None
+
+
+OWN_USER = Isolation(USER)
 
 
 class Refused(Exception):
@@ -64,3 +93,48 @@ def user_ids():
                       "not %r" % (UIDS_VARIABLE, LOWEST_UID, HIGHEST_UID, MOST_UIDS, DEFAULT_UIDS[0],
                                   DEFAULT_UIDS[-1], value[:40]))
     return range(first, last + 1)
+
+
+def choose_runs(setpriv: bool, own_user: Callable[[], Optional[str]], bwrap: Callable[[], bool],
+                unshare: Callable[[], bool], closed: Callable[[], Optional[str]] = lambda: None) -> Isolation:
+    """The Isolation of a lab's runs: root's user of its own where this process is root and
+    setpriv is there (own_user() takes the id and says why it cannot run programs, or None),
+    else bubblewrap, else user namespaces (unshare), else none, as far as LAB_SANDBOX allows.
+    closed(): the folder closed to other users, asked only where root's user could not run."""
+    wanted = asked()  # (Refused, for a mode it does not take,
+    user_ids()  # or user ids it cannot take)
+    root = os.geteuid() == 0
+    if own_users_asked():
+        if setpriv:
+            cannot = own_user()
+            if cannot is None:
+                return Isolation(USER)
+            if wanted:
+                raise Refused("LAB_SANDBOX=user: " + cannot)
+            return Isolation(NONE, cannot, closed())
+        if wanted:
+            raise Refused("LAB_SANDBOX=user needs setpriv (util-linux)")
+    if wanted == USER and not root:
+        raise Refused("LAB_SANDBOX=user needs root: it runs the lab as a user of its own")
+    if wanted in (ANY, BWRAP) and bwrap():
+        return Isolation(BWRAP)
+    if wanted == BWRAP:
+        raise Refused("LAB_SANDBOX=bwrap: bubblewrap is not installed, or cannot make namespaces here")
+    if wanted in (ANY, UNSHARE) and unshare():
+        return Isolation(UNSHARE)
+    if wanted == UNSHARE:
+        raise Refused("LAB_SANDBOX=unshare: user namespaces cannot be made here")
+    if wanted == NONE:
+        return Isolation(NONE, "LAB_SANDBOX=none")
+    return Isolation(NONE, "no user namespaces here" if shutil.which("bwrap") else
+                     "bubblewrap is not installed and no user namespaces can be made here")
+
+
+def choose_compiles(own_user: Optional[bool], bwrap: Callable[[], bool]) -> str:
+    """How a class's compiles are isolated, one of COMPILE_MODES: as root's user (with a root of
+    its own, or kept out by ACLs where no mount namespace can be made), else in bubblewrap where
+    it works and LAB_SANDBOX is not none, else not at all."""
+    if own_user is not None:
+        return USER if own_user else KEPT_OUT
+    return BWRAP if bwrap_allowed() and bwrap() else NONE
+

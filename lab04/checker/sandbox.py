@@ -35,6 +35,7 @@ In every case: limits on memory (address space; not for an AddressSanitizer buil
 reserves terabytes of shadow memory: LAB_SANITIZED=1, the grader's setting, never the binary's), processes, file size, CPU time, and no core files; and
 the wall-time and output limits of check_lab.py. LAB_SANDBOX=user|bwrap|unshare|none chooses
 one (the tests use it); an unknown or impossible choice is an error, never a weaker sandbox.
+The choice is isolation.py's (choose_runs): this module runs the probes and acts on the mode.
 
   box = sandbox.Sandbox(path)           one per lab and checker; closed when the checker ends
   box.isolation                         one line: how the lab runs ("isolation: " and the words)
@@ -287,8 +288,9 @@ class Sandbox:
             # Its environment is a minimal one: a lab is forked from it (its memory is the lab's).
             self.engine = engine.Runner([found, "-"], engine.minimal_environment())
         self.asan = sanitizer_build()
-        self.uid = self.lock = self.closed = None
-        self.mode, self.why = self._choose()
+        self.uid = self.lock = None
+        self.chosen = self._choose()  # an isolation.Isolation
+        self.mode, self.why, self.closed = self.chosen.mode, self.chosen.why, self.chosen.closed
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
         os.chmod(self.work, 0o711 if self.mode == "user" else 0o700)
         os.makedirs(os.path.join(self.work, "bin"))
@@ -329,39 +331,18 @@ class Sandbox:
 
     # --- which sandbox -------------------------------------------------------------------
     def _choose(self):
-        wanted = isolation.asked()  # (Refused, for a mode it does not take,
-        isolation.user_ids()  # or user ids it cannot take)
-        root = os.geteuid() == 0
-        if isolation.own_users_asked():
-            missing = [t for t in ("setpriv",) if not shutil.which(t)]
-            if not missing:
-                self._take_uid()
-                cannot = self._user_cannot_run()
-                if not cannot:
-                    return "user", None
+        """This sandbox's isolation.Isolation, from the machine's probes (the choice is
+        isolation.py's): a user id of its own is taken here, and given back if it cannot run."""
+        def own_user():
+            self._take_uid()
+            cannot = self._user_cannot_run()
+            if cannot:
                 self._release_uid()
-                if wanted:
-                    raise Refused("LAB_SANDBOX=user: " + cannot)
-                self.closed = sandbox_users.closed_folder()  # the advice: open it (a value, not read from the words)
-                return "none", cannot
-            if wanted:
-                raise Refused("LAB_SANDBOX=user needs setpriv (util-linux)")
-        if wanted == "user" and not root:
-            raise Refused("LAB_SANDBOX=user needs root: it runs the lab as a user of its own")
-        if wanted in ("", "bwrap") and bwrap_works():
-            return "bwrap", None
-        if wanted == "bwrap":
-            raise Refused("LAB_SANDBOX=bwrap: bubblewrap is not installed, or cannot make namespaces here")
-        if wanted in ("", "unshare") and _works(["unshare", "--user", "--map-root-user", "--mount", "--pid",
-                                                 "--fork", "--net", "unshare", "--user", "--map-user=%d" % os.getuid(),
-                                                 "--mount", "true"]):
-            return "unshare", None
-        if wanted == "unshare":
-            raise Refused("LAB_SANDBOX=unshare: user namespaces cannot be made here")
-        if wanted == "none":
-            return "none", "LAB_SANDBOX=none"
-        return "none", ("no user namespaces here" if shutil.which("bwrap") else "bubblewrap is not installed"
-                        " and no user namespaces can be made here")
+            return cannot
+        unshare = ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--net", "unshare",
+                   "--user", "--map-user=%d" % os.getuid(), "--mount", "true"]
+        return isolation.choose_runs(bool(shutil.which("setpriv")), own_user, bwrap_works, lambda: _works(unshare),
+                                     sandbox_users.closed_folder)
 
     def _take_uid(self):
         self.uid, self.lock = sandbox_users.take_uid(self._runner())

@@ -71,8 +71,8 @@ def worker_sandbox():
 def new_worker(paths, compile_command, hidden=()):
     """A Worker for this process: as root (and the sandbox's users allowed), a runner whose
     labs, and compiles, run as a user of its own; else compiles in bubblewrap where it works,
-    and runs through the checker's sandbox."""
-    runner, compiles, uid, own_proc = None, "none", None, None
+    and runs through the checker's sandbox (isolation.py chooses, from what was had here)."""
+    runner = None
     if isolation.own_users_asked():
         try:
             runner = runner_client.Runner(paths["runner"], paths["runtime"])
@@ -80,16 +80,14 @@ def new_worker(paths, compile_command, hidden=()):
                 runner.close()
                 runner = None
             else:
-                compiles, uid, own_proc = "user" if runner.own_proc else "user-kept-out", runner.uid, runner.own_proc
                 # No root of its own here (Docker's defaults): the compile and runs kept out of the
                 # class, the project (but what the compile needs of the build) and --hide's places.
                 runner.keep_out(list(hidden) + [ROOT], compile_sandbox.compile_needs(compile_command[1]))
         except sandbox.Refused:
             runner = None
-    if compiles == "none" and isolation.bwrap_allowed() and sandbox.bwrap_works():
-        compiles = "bwrap"  # not root, or root with no user of its own
-    compiler = compile_sandbox.Compiler(compile_command, paths["module_link"], compiles, uid, own_proc,
-                                        runner=paths["runner"])
+    compiles = isolation.choose_compiles(bool(runner.own_proc) if runner else None, sandbox.bwrap_works)
+    compiler = compile_sandbox.Compiler(compile_command, paths["module_link"], compiles, runner and runner.uid,
+                                        runner and runner.own_proc, runner=paths["runner"])
     return Worker(paths, compiler, runner, diagnosis.Explainer(MISTAKES), list(hidden))
 
 

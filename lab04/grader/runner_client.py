@@ -16,7 +16,7 @@ import shutil
 import signal
 import tempfile
 
-from lab04.checker import engine, kept_out, limits, sandbox, sandbox_users
+from lab04.checker import engine, isolation, kept_out, limits, sandbox, sandbox_users
 
 class Runner:
     """engine/runner.cpp, started once per worker of the class grader (root only): it has
@@ -145,7 +145,8 @@ class ForkedBox(sandbox.Sandbox):
         self.runner, self.asan, self.uid, self.lock = runner, False, runner.uid, None
         self.engine = None  # the runner's
         runner.new_student()
-        self.mode, self.why, self.loads, self.libraries = "user", None, [], []
+        self.chosen = isolation.OWN_USER  # the runner's children become its user
+        self.mode, self.why, self.closed, self.loads, self.libraries = self.chosen.mode, None, None, [], []
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
         os.chmod(self.work, 0o711)
         os.makedirs(os.path.join(self.work, "bin"))

@@ -7,7 +7,13 @@ one run, written as docs/performance.md's section "The test suite, tier by tier"
                                 section and writes it to DOC in place of the one there (before
                                 "## What each row measures" where it had none); exit 1 when a
                                 tier failed (its failures are said in the section)
-  bench/tiers.py --kept DOC     prints DOC's section as it is (bench/run's whole run keeps it)
+  bench/tiers.py --ci LOG DOC   the whole CI's time where it ran: reads the line `bash .ci/run`
+                                prints last when it passes (its seconds, cores, place, system,
+                                commit and date) from LOG (a run's output, as fresh-machine shows
+                                it: the instructors' container, a chroot), and writes it as a row
+                                of DOC's section "The whole CI, where it ran", in place of the row
+                                of the same place and system
+  bench/tiers.py --kept DOC     prints DOC's two sections as they are (bench/run's whole run keeps them)
 
 The tiers: unit (`ctest --test-dir build -L unit`: the rules, in one process each), the
 student's run (`ctest --preset default`) and the longer checks (`ctest --preset mutation`, which
@@ -23,6 +29,12 @@ import sys
 import time
 
 TITLE = "## The test suite, tier by tier"
+CI_TITLE = "## The whole CI, where it ran"
+CI_TARGET = 30 * 60  # issue 76's: the workflow gives each Debian 60 minutes
+CI_LINE = re.compile(r"ci: \.ci/run passed in (\d+) s; cores: (\d+); where: ([^;]+); system: ([^;]+); "
+                     r"commit: ([0-9a-f]{4,40}|unknown); date: (\d{4}-\d\d-\d\d)\s*$")
+CI_HEAD = ["| where | system | cores | commit | date | wall time | target | met |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
 BEFORE = "## What each row measures"
 TIERS = [  # (name, command, target in seconds or None, what the target is)
     ("unit: the rules, each in one process", ["ctest", "--test-dir", "build", "-L", "unit"], 60, "< 60 s"),
@@ -38,13 +50,13 @@ def ratio(r):
     return "%.2g" % r if r < 10 else "%.0f" % r
 
 
-def section_of(doc):
+def section_of(doc, title=TITLE):
     """(the lines before DOC's section, its lines, the lines after it); its lines are [] where
     it has none."""
     lines = doc.splitlines()
-    if TITLE not in lines:
+    if title not in lines:
         return lines, [], []
-    start = lines.index(TITLE)
+    start = lines.index(title)
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     return lines[:start], lines[start:end], lines[end:]
 
@@ -90,9 +102,33 @@ def measure():
     return lines, failed_any
 
 
-def write(doc_path, section):
+def ci_row(log_text):
+    """The row of the whole CI's run that LOG's last passing line says, or None."""
+    found = [CI_LINE.search(line) for line in log_text.splitlines()]
+    found = [m for m in found if m]
+    if not found:
+        return None
+    seconds, cores, where, system, commit, date = found[-1].groups()
+    seconds = int(seconds)
+    return "| %s | %s | %s | %s | %s | %s | < %d min | %s |" % (
+        where.strip(), system.strip(), cores, commit, date, minutes(seconds), CI_TARGET // 60,
+        "yes" if seconds < CI_TARGET else "**no**")
+
+
+def ci_section(doc, row):
+    """DOC's CI section with ROW in place of the row of its place and system (added after the others)."""
+    old = [line for line in section_of(doc, CI_TITLE)[1] if line.startswith("| ") and line not in CI_HEAD]
+    key = row.split(" | ")[:2]
+    rows = [line for line in old if line.split(" | ")[:2] != key] + [row]
+    return [CI_TITLE, "", "`bash .ci/run` says, as its last line when it passes, how long it took, on how many cores, "
+            "where (this machine, a chroot, a container: the instructors' workflow runs it in one with Docker's "
+            "default capabilities), on which system and commit; `bench/run --ci LOG` writes that line of a run's "
+            "output here, a row per place and system.", ""] + CI_HEAD + rows + [""]
+
+
+def write(doc_path, section, title=TITLE):
     doc = open(doc_path).read() if os.path.isfile(doc_path) else ""
-    before, old, after = section_of(doc)
+    before, old, after = section_of(doc, title)
     if not old and BEFORE in before:
         i = before.index(BEFORE)
         before, after = before[:i], before[i:]
@@ -108,13 +144,30 @@ def main(argv):
             print("bench/tiers.py: --kept takes the document whose section to print, and %s is not a file" % argv[1],
                   file=sys.stderr)
             return 2
-        kept = section_of(open(argv[1]).read())[1]
-        if kept:
-            print("\n".join(kept))
+        doc = open(argv[1]).read()
+        for title in (TITLE, CI_TITLE):
+            kept = section_of(doc, title)[1]
+            if kept:
+                print("\n".join(kept))
+        return 0
+    if len(argv) == 3 and argv[0] == "--ci":
+        log, doc_path = argv[1:]
+        if not os.path.isfile(log) or not os.path.isfile(doc_path):
+            print("bench/tiers.py: --ci takes a log of bash .ci/run's output and the document to write, and %s is "
+                  "not a file" % (log if not os.path.isfile(log) else doc_path), file=sys.stderr)
+            return 2
+        row = ci_row(open(log, errors="replace").read())
+        if row is None:
+            print("bench/tiers.py: %s has no line of a passing .ci/run (\"ci: .ci/run passed in N s; cores: ...\"): "
+                  "give the output of a run that passed" % log, file=sys.stderr)
+            return 2
+        section = ci_section(open(doc_path).read(), row)
+        print("\n".join(section))
+        write(doc_path, section, CI_TITLE)
         return 0
     if len(argv) != 1 or argv[0].startswith("-"):
-        print("bench/tiers.py: expected DOC (docs/performance.md) or --kept DOC, got: %s" % (" ".join(argv) or
-                                                                                             "nothing"), file=sys.stderr)
+        print("bench/tiers.py: expected DOC (docs/performance.md), --ci LOG DOC or --kept DOC, got: %s"
+              % (" ".join(argv) or "nothing"), file=sys.stderr)
         return 2
     if not os.path.isfile(os.path.join(ROOT, "build", "CTestTestfile.cmake")):
         print("bench/tiers.py: build/ has no tests: configure and build it first (cmake --preset default && cmake "

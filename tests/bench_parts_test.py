@@ -118,12 +118,51 @@ def tiers_checks(work):
                    kept.returncode == 0 and kept.stdout == "%s\n\nnewer tiers\n\n" % tiers.TITLE, kept))
     checks.append(("ctest's summary is read: 3 tests, 1 failed, 1 skipped", tiers.counted(CTEST_OUTPUT) == (3, 1, 1),
                    tiers.counted(CTEST_OUTPUT)))
+    checks += ci_checks(work, tiers, doc)
     before = open(doc).read()
-    for words in ([], ["--kept"], ["--kept", os.path.join(work, "none.md")], ["-x", doc], [doc, doc]):
+    log = write(os.path.join(work, "ci.log"), "ci: step\nci: .ci/run failed\n")
+    for words in ([], ["--kept"], ["--kept", os.path.join(work, "none.md")], ["-x", doc], [doc, doc], ["--ci", doc],
+                  ["--ci", os.path.join(work, "none.log"), doc], ["--ci", log, doc], ["--ci", log]):
         got = run(TIERS, *words)
         checks.append(("bad input to tiers.py (%s): one line on stderr, nothing on stdout, exit 2, the document "
                        "untouched" % (" ".join(words) or "nothing"), got.returncode == 2 and not got.stdout
                        and len(got.stderr.strip().splitlines()) == 1 and open(doc).read() == before, got))
+    return checks
+
+
+def ci_checks(work, tiers, doc):
+    """bench/run --ci LOG: .ci/run's last line, as .ci/run prints it, read into a row of its place."""
+    checks = []
+    with open(os.path.join(project.ROOT, ".ci", "run")) as f:
+        last_line = f.read().split("# Its last line")[1].split("\n", 1)[1]
+    said = subprocess.run(["bash", "-euo", "pipefail", "-c", "started=$SECONDS\n" + last_line], cwd=project.ROOT,
+                          capture_output=True, text=True)
+    checks.append((".ci/run's last line is one bench/run --ci reads (seconds, cores, where, system, commit, date)",
+                   said.returncode == 0 and tiers.CI_LINE.search(said.stdout.strip()) is not None, said))
+    line = "ci: .ci/run passed in %d s; cores: 2; where: %s; system: Debian GNU/Linux 12 (bookworm); commit: " \
+        "abc1234; date: 2026-12-08"
+    container = "a container, Docker's default capabilities"
+    log = write(os.path.join(work, "container.log"), "00:01:02 ci: test: ctest\n00:20:00 %s\n00:20:01 %s\n" % (
+        line % (2000, container), line % (1425, container)))
+    got = run(TIERS, "--ci", log, doc)
+    text = open(doc).read()
+    row = [r for r in text.splitlines() if r.startswith("| " + container)]
+    checks.append(("a log's last passing line is written as its place's row: 23 min 45 s, under 30 min, the tiers "
+                   "kept", got.returncode == 0 and len(row) == 1 and "| 23 min 45 s | < 30 min | yes |" in row[0]
+                   and "abc1234" in row[0] and "newer tiers" in text, (got, text)))
+    write(os.path.join(work, "slow.log"), line % (1900, container) + "\n")
+    run(TIERS, "--ci", os.path.join(work, "slow.log"), doc)
+    write(os.path.join(work, "chroot.log"), line % (1500, "a chroot") + "\n")
+    run(TIERS, "--ci", os.path.join(work, "chroot.log"), doc)
+    text = open(doc).read()
+    rows = [r for r in text.splitlines() if "| Debian GNU/Linux 12" in r]
+    checks.append(("a new run of a place replaces its row (31 min 40 s, over its target: no), another place's is "
+                   "added", len(rows) == 2 and "31 min 40 s" in rows[0] and "**no**" in rows[0]
+                   and rows[1].startswith("| a chroot |") and text.count(tiers.CI_TITLE + "\n") == 1, text))
+    kept = run(TIERS, "--kept", doc)
+    checks.append(("--kept prints the CI's section after the tiers'", kept.returncode == 0 and
+                   0 <= kept.stdout.find(tiers.TITLE) < kept.stdout.find(tiers.CI_TITLE) and "a chroot" in kept.stdout,
+                   kept))
     return checks
 
 

@@ -42,7 +42,7 @@ def simulated_lab(ex, combo):
     for text in cases.DEFAULT_CASES:
         blocks = printed(ex.predict(text, combo))
         diff = compare.first_difference(blocks, ex.predict(text, ()))
-        found.append(compare.CaseResult(text=text, ok=diff is None, blocks=blocks,
+        found.append(compare.CaseResult.of(text, ok=diff is None, blocks=blocks,
                                         step=diff[0] if diff else None, name=diff[1] if diff else None))
     return found
 
@@ -52,7 +52,7 @@ def singles(ex):
     for m in MISTAKES:
         problems = []
         lab = simulated_lab(ex, (m,))
-        steps = {c.text: c.step for c in lab if not c.ok}
+        steps = {c.text: c.judgement.step for c in lab if not c.judgement.ok}
         if not steps:
             problems.append("prints the lesson's numbers in every case")
         for text, step in steps.items():

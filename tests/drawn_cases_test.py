@@ -86,7 +86,7 @@ def simulated_tensors(text, heads):
         if refused:
             break
     views += [compare.HeadView([], {}) for _ in range(case.heads - len(views))]
-    return compare.CaseResult(text=text, out=views[0].out, parsed=views[0].parsed, status=status,
+    return compare.CaseResult.of(text, out=views[0].out, parsed=views[0].parsed, status=status,
                               heads=views if case.heads > 1 else None, whole_out=[l for v in views for l in v.out],
                               refused=refused)
 

@@ -51,7 +51,7 @@ def main(argv):
     for line in lines:
         echo(line)
     box.close()
-    failed = [(r.text, r) for r in results if not r.ok]
+    failed = [(r.text, r) for r in results if not r.judgement.ok]
     problems = min((judged_as(want, failed, diagnosed) for want in wants), key=len)
     if report_has and not any(report_has in line for line in report):
         problems.append("the report lacks %r" % report_has)
@@ -72,8 +72,8 @@ def judged_as(want, failed, diagnosed):
         problems.append("the checker passed this mutant: every case OK")
     steps = {m["step"] for m in entries}
     for case, r in failed:
-        if entries and r.step not in steps:
-            problems.append("case %s: NOT OK at STEP %s, expected STEP %s" % (case, r.step, " or ".join(map(str, sorted(steps)))))
+        if entries and r.judgement.step not in steps:
+            problems.append("case %s: NOT OK at STEP %s, expected STEP %s" % (case, r.judgement.step, " or ".join(map(str, sorted(steps)))))
     if entries and diagnosed != tuple(want.split("+")):
         problems.append("diagnosed as %s, expected %s" % ("+".join(diagnosed) or "no known mistake", want))
     if want == "unknown" and diagnosed:

@@ -31,7 +31,7 @@ def printed(tensors):
 def lines_for(change):
     lesson = reference_attention.attention(3, 4, 6, 6)
     tensors = dict(lesson, **change(lesson))
-    case = compare.CaseResult(text=CASE, blocks=printed(tensors), step=2, name="q")
+    case = compare.CaseResult.of(CASE, blocks=printed(tensors), step=2, name="q")
     return diagnosis.same_tensor_lines(case, diagnosis.Explainer(MISTAKES))
 
 

@@ -124,7 +124,7 @@ def stopped_lab(ex, how):
         blocks = {n: (b if n in keep else None) for n, b in blocks.items()}
         # (as compare.judge has them: a lab stopped on its own line printed right what it printed; one
         # LibTorch stopped misses the tensor of the STEP it stopped in)
-        found.append(compare.CaseResult(text=text, ok=False, blocks=blocks, parsed=blocks, step=step, name=name,
+        found.append(compare.CaseResult.of(text, ok=False, blocks=blocks, parsed=blocks, step=step, name=name,
                                         status=status, refused=refused, said=said,
                                         printed_right=True if refused else None))
     return found

@@ -146,7 +146,7 @@ def check_lab(lab, same_bytes, lesson_runs, explainer):
         box.close()
     results, not_run = verdict.run_cases(lambda case: runs[case.text], cases.DEFAULT_CASES)
     lines, ok, diagnosed = verdict.check_lines(results, not_run, explainer)
-    said = [line for r in results if not r.ok for line in verdict.case_lines(r)] + lines
+    said = [line for r in results if not r.judgement.ok for line in verdict.case_lines(r)] + lines
     watch = watch_verdict.judged(runs, explainer)
     graded, g_not_run = verdict.run_cases(lambda case: runs[case.text], GRADED)
     score, total, _, parts, _ = verdict.grade_lines(graded, g_not_run, [1.0] * 7)

@@ -4,7 +4,10 @@ read_block() reads one printed tensor; compare() says whether it agrees with the
 tensor, and where not, how; first_difference() walks the tensors in the order of the lesson;
 judge() turns one run of one case (a running.Ran) into a case's result: OK, or NOT OK with the
 FIRST step that differs (later steps follow from it and are not judged), or what stopped the
-run and how far it got. A future filled with a finite number that softmax turns into a weight
+run and how far it got. A result (CaseResult) holds three parts: the run (SeenRun: what the
+lab printed and how it ended), the judgement (Judgement: OK or where it first differs, the
+report's lines) and the evidence (Evidence: the tensors read, for the diagnosis and the
+grade). A future filled with a finite number that softmax turns into a weight
 of exactly 0 (-1e9, say) is as good as -inf: OK, with a note (fill_note()).
 """
 import re
@@ -218,39 +221,71 @@ class HeadView:
 
 
 @dataclass(eq=False)
-class CaseResult:
-    """The result of one case, made by judge() alone and read by every front end. text: the
-    case; ok; step and name: the STEP (an int) and tensor of the first difference; lines: the
-    report's lines; out, status, ended, timed_out, problem: the run (running.Ran's); of_head:
-    the head judged (several heads: the first NOT OK); parsed: the tensors read (by name);
-    blocks: the same where there is something to explain (else None); fills: finite fills as
-    good as -inf; the diagnosis's values: printed_right (every tensor printed agrees with the
-    reference: True, False, or None when not judged), refused (a Refusal), said (the lab's
-    first line on stderr), verdicts (a Verdicts) or exit (an ExitStatus) where the case went
-    wrong after its numbers; later_not_judged: the report says so after its first difference;
-    heads (a HeadView each) and whole_out (every line) with several heads."""
-    text: str
+class SeenRun:
+    """What the lab's run did, as the case's result keeps it (from running.Ran): out, its lines
+    (several heads: the judged head's, as a run of it alone prints them); whole_out, every line
+    (several heads); status; ended, how it ended early (an Ending) or None; timed_out; problem,
+    in words; said, its first line on stderr; refused, the tensor it stopped on (a Refusal) or None."""
     out: List[str] = field(default_factory=list)
     status: int = 0
-    ended: Optional[Ending] = None  # how the run ended early (running.Ran.ended), or None
+    ended: Optional[Ending] = None
     timed_out: bool = False
     problem: Optional[str] = None
-    of_head: int = 0
+    said: str = ""
+    refused: Optional[Refusal] = None
+    whole_out: Optional[List[str]] = None
+
+
+@dataclass(eq=False)
+class Judgement:
+    """What judge() found: ok; of_head, the head judged (several heads: the first NOT OK); step
+    and name, the STEP (an int) and tensor of the first difference; lines, the report's lines;
+    later_not_judged, the report says so after its first difference; printed_right, every
+    tensor printed agrees with the reference (True, False, or None when not judged); verdicts
+    (a Verdicts) or exit (an ExitStatus), where the case went wrong after its numbers; fills,
+    finite fills as good as -inf."""
     ok: bool = False
+    of_head: int = 0
     step: Optional[int] = None
     name: Optional[str] = None
     lines: List[str] = field(default_factory=list)
-    parsed: dict = field(default_factory=dict)
-    blocks: Optional[dict] = None
-    fills: set = field(default_factory=set)
+    later_not_judged: bool = False
     printed_right: Optional[bool] = None
-    refused: Optional[Refusal] = None
-    said: str = ""
     verdicts: Optional[Verdicts] = None
     exit: Optional[ExitStatus] = None
-    later_not_judged: bool = False
+    fills: set = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class Evidence:
+    """The tensors read from the run, for the diagnosis: parsed, every tensor (read_block's, by
+    name); blocks, the same where there is something to explain (else None); heads, a HeadView
+    each (several heads)."""
+    parsed: dict = field(default_factory=dict)
+    blocks: Optional[dict] = None
     heads: Optional[List[HeadView]] = None
-    whole_out: Optional[List[str]] = None
+
+
+@dataclass(eq=False)
+class CaseResult:
+    """The result of one case, made by judge() alone and read by every front end: text, the
+    case; run, what the run did (a SeenRun); judgement, what judge() found (a Judgement);
+    evidence, the tensors read (an Evidence)."""
+    text: str
+    run: SeenRun = field(default_factory=SeenRun)
+    judgement: Judgement = field(default_factory=Judgement)
+    evidence: Evidence = field(default_factory=Evidence)
+
+    @classmethod
+    def of(cls, text, **fields):
+        """A result made of named fields, each put in its part (tests build results this way)."""
+        parts = {part: {} for part in (SeenRun, Judgement, Evidence)}
+        for name, value in fields.items():
+            part = next((p for p in parts if name in p.__dataclass_fields__), None)
+            if part is None:
+                raise TypeError("CaseResult has no field %r" % name)
+            parts[part][name] = value
+        return cls(text, SeenRun(**parts[SeenRun]), Judgement(**parts[Judgement]), Evidence(**parts[Evidence]))
 
 
 def expected_of(case, of_head=0):
@@ -289,98 +324,105 @@ def judge(case, run):
         return judge_head(case, run, run.lines, 0)
     views = [judge_head(case, run, lines, h) for h, lines in enumerate(head_views(run.lines, case.heads))]
     if run.ended:  # where it stopped: the first head that went wrong, else the last it reached
-        wrong = [v for v in views if v.printed_right is False]
-        reached = [v for v in views if any(isinstance(b, Tensor) and n != "x" for n, b in v.parsed.items())]
+        wrong = [v for v in views if v.judgement.printed_right is False]
+        reached = [v for v in views if any(isinstance(b, Tensor) and n != "x" for n, b in v.evidence.parsed.items())]
         result = (wrong[:1] or reached[-1:] or views)[0]
     else:
         # the head whose printed numbers differ first; else the first head NOT OK (by the run's
         # exit status, which another head may have caused, or by what it never printed)
-        wrong = [v for v in views if not v.ok]
-        differ = [v for v in wrong if v.name and isinstance(v.parsed.get(v.name), Tensor)]
-        result = min(differ, key=lambda v: v.step) if differ else (wrong or views)[0]
-    result.heads = [HeadView(v.out, v.parsed) for v in views]
-    result.whole_out = run.lines
-    if not run.ended and all(v.ok or (v.step == 7 and v.exit) for v in views):
-        judge_step_8(case, run, result)  # before the exit status: a wrong STEP 8 is its cause
+        wrong = [v for v in views if not v.judgement.ok]
+        differ = [v for v in wrong if v.judgement.name and isinstance(v.evidence.parsed.get(v.judgement.name), Tensor)]
+        result = min(differ, key=lambda v: v.judgement.step) if differ else (wrong or views)[0]
+    result.evidence.heads = [HeadView(v.run.out, v.evidence.parsed) for v in views]
+    result.run.whole_out = run.lines
+    if not run.ended and all(v.judgement.ok or (v.judgement.step == 7 and v.judgement.exit) for v in views):
+        judge_step_8(case, run, result.judgement)  # before the exit status: a wrong STEP 8 is its cause
     return result
 
 
-def judge_step_8(case, run, result):
-    """With several heads: the heads' outputs side by side and proj's, against the reference."""
+def judge_step_8(case, run, judged):
+    """With several heads: the heads' outputs side by side and proj's, against the reference
+    (judged: the result's Judgement, changed where they differ)."""
     expected = expected_of(case)
     for name, header in (("joined", "    heads side by side, shape"), ("projected", "    projected, shape")):
         block = read_block(run.lines, header)
         problem = ("was not printed" if block is None else block.why if isinstance(block, Unreadable)
                    else compare(block, expected[name])[0])
         if problem:
-            result.ok, result.step, result.name = False, 8, name
-            result.lines = ["STEP 8: %s: %s" % (name, problem), "command: " + " ".join(run.command)]
+            judged.ok, judged.step, judged.name = False, 8, name
+            judged.lines = ["STEP 8: %s: %s" % (name, problem), "command: " + " ".join(run.command)]
             return
 
 
 def judge_head(case, run, out, of_head):
     """judge() for one head, whose lines (as a run of that head alone prints them) are out."""
-    result = CaseResult(text=case.text, out=out, status=run.status, ended=run.ended, timed_out=run.timed_out,
-                        problem=run.problem, of_head=of_head, refused=refusal(run), said=said_line(run.err))
-    status, err = run.status, run.err
-    of = " of head %d" % of_head if case.heads > 1 else ""
+    seen = SeenRun(out=out, status=run.status, ended=run.ended, timed_out=run.timed_out, problem=run.problem,
+                   said=said_line(run.err), refused=refusal(run))
     blocks = {name: read_block(out, header) for _, name, header in TENSORS}
-    result.parsed = blocks
+    judged = judge_blocks(case, run, seen, blocks, of_head)
+    if not judged.ok:
+        judged.lines.append("command: " + " ".join(run.command))
+    # something to explain: a tensor printed (a run that stopped early keeps none for the diagnosis)
+    explain = not run.ended and any(isinstance(b, Tensor) for b in blocks.values())
+    return CaseResult(case.text, seen, judged, Evidence(parsed=blocks, blocks=blocks if explain else None))
+
+
+def judge_blocks(case, run, seen, blocks, of_head):
+    """The Judgement of one head's tensors (blocks, by name) and of how its run ended."""
+    judged = Judgement(of_head=of_head)
+    status, err, said = run.status, run.err, seen.said
+    of = " of head %d" % of_head if case.heads > 1 else ""
     if run.ended:
-        result.lines = ["the lab " + run.problem]
+        judged.lines = ["the lab " + run.problem]
         printed = [name for _, name, _ in TENSORS if isinstance(blocks[name], Tensor)]
         if printed:  # what it printed before it stopped: right, or where it went wrong
             # Every tensor may have been printed right before a crash or a time-out: then
             # there is no difference, and what it printed is still judged (grading.py).
             step, name, what = first_difference(blocks, expected_of(case, of_head)) or (None, None, "was not printed")
-            result.printed_right = what == "was not printed"
-            result.lines.append("before it stopped: STEP %s: %s%s: %s" % (step, name, of, what) if what != "was not printed"
+            judged.printed_right = what == "was not printed"
+            judged.lines.append("before it stopped: STEP %s: %s%s: %s" % (step, name, of, what) if what != "was not printed"
                                 else "before it stopped, what it printed agrees with the reference, up to %s%s"
                                 % (printed[-1], of))
+        return judged
+    expected = expected_of(case, of_head)
+    diff = first_difference(blocks, expected, judged.fills)
+    refused = seen.refused if seen.refused and seen.refused.head == of_head else None
+    if refused and (diff is None or (order(diff[1]) >= order(refused.name) and not isinstance(blocks[diff[1]], Tensor))):
+        # What it printed is right, and then it stopped on a tensor of the wrong kind.
+        judged.step, judged.name, judged.printed_right = refused.step, refused.name, True
+        judged.lines = ["STEP %s: %s%s: %s, and the lab stopped there (exit %d): %s" % (
+            refused.step, refused.name, of, "its numbers are right" if isinstance(blocks[refused.name], Tensor)
+            else "not printed", status, said)]
+    elif diff and diff[2] == "was not printed" and blank_step(seen.out):
+        # a starter's blank: the run stops at its TODO, before the step's tensor
+        blank = blank_step(seen.out)
+        judged.step, judged.name, judged.printed_right = blank, diff[1], None
+        judged.lines = ["STEP %d: not written yet: the run stops at its TODO(STEP %d) (exit %d)" % (blank, blank, status)]
+    elif diff:
+        step, name, what = diff
+        judged.step, judged.name = step, name
+        judged.lines = ["STEP %s: %s%s: %s" % (step, name, of, what)]
+        judged.later_not_judged = True  # a report says so after that line (verdict.case_lines)
+        if what == "was not printed" and status not in (0, 1):
+            judged.lines.append("the lab exited %d%s" % (status, ": " + said if err else ""))
     else:
-        expected = expected_of(case, of_head)
-        diff = first_difference(blocks, expected, result.fills)
-        refused = result.refused if result.refused and result.refused.head == of_head else None
-        if refused and (diff is None or (order(diff[1]) >= order(refused.name) and not isinstance(blocks[diff[1]], Tensor))):
-            # What it printed is right, and then it stopped on a tensor of the wrong kind.
-            result.step, result.name, result.printed_right = refused.step, refused.name, True
-            result.lines = ["STEP %s: %s%s: %s, and the lab stopped there (exit %d): %s" % (
-                refused.step, refused.name, of, "its numbers are right" if isinstance(blocks[refused.name], Tensor)
-                else "not printed", status, result.said)]
-        elif diff and diff[2] == "was not printed" and blank_step(out):
-            # a starter's blank: the run stops at its TODO, before the step's tensor
-            result.step, result.name, result.printed_right = blank_step(out), diff[1], None
-            result.lines = ["STEP %d: not written yet: the run stops at its TODO(STEP %d) (exit %d)"
-                            % (blank_step(out), blank_step(out), status)]
-        elif diff:
-            step, name, what = diff
-            result.step, result.name = step, name
-            result.lines = ["STEP %s: %s%s: %s" % (step, name, of, what)]
-            result.later_not_judged = True  # a report says so after that line (verdict.case_lines)
-            if what == "was not printed" and status not in (0, 1):
-                result.lines.append("the lab exited %d%s" % (status, ": " + result.said if err else ""))
+        judged.printed_right = True
+        verdict = verdict_line(expected["sums_ok"], expected["causal_ok"])
+        want_exit = wanted_exit(case)
+        if seen.refused:
+            want_exit = status  # another head stopped the run, on a tensor of its own
+        if verdict not in seen.out:
+            got = [line for line in seen.out if line.startswith("STEP 7")]
+            judged.step = 7
+            judged.lines = ["STEP 7%s: printed %r, expected %r" % (of, got[0][:120] if got else "no STEP 7 line", verdict)]
+            judged.verdicts = Verdicts(got[0] if got else None, verdict)
+        elif status != want_exit:
+            judged.step = 7
+            judged.lines = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % said if err else "")]
+            judged.exit = ExitStatus(status, want_exit)
         else:
-            result.printed_right = True
-            verdict = verdict_line(expected["sums_ok"], expected["causal_ok"])
-            want_exit = wanted_exit(case)
-            if result.refused:
-                want_exit = status  # another head stopped the run, on a tensor of its own
-            if verdict not in out:
-                got = [line for line in out if line.startswith("STEP 7")]
-                result.step = 7
-                result.lines = ["STEP 7%s: printed %r, expected %r" % (of, got[0][:120] if got else "no STEP 7 line", verdict)]
-                result.verdicts = Verdicts(got[0] if got else None, verdict)
-            elif status != want_exit:
-                result.step = 7
-                result.lines = ["STEP 7: exit status %d, expected %d%s" % (status, want_exit, " (stderr: %s)" % result.said if err else "")]
-                result.exit = ExitStatus(status, want_exit)
-            else:
-                result.ok = True
-        if any(isinstance(b, Tensor) for b in blocks.values()):  # something to explain
-            result.blocks = blocks
-    if not result.ok:
-        result.lines.append("command: " + " ".join(run.command))
-    return result
+            judged.ok = True
+    return judged
 
 
 def said_line(err):
@@ -433,7 +475,7 @@ def fused_disagrees(lines):
 
 def first_blank(results):
     """The first STEP a starter's runs (CaseResults) stopped at, not written yet (an int), or None."""
-    return min((b for b in (blank_step(r.out) for r in results) if b), default=None)
+    return min((b for b in (blank_step(r.run.out) for r in results) if b), default=None)
 
 
 def blank_step(lines):

@@ -52,10 +52,10 @@ class Explainer:
     def explains(self, case, combo, upto=None):
         """Whether every tensor the lab printed in case (up to the tensor named upto) agrees
         with the lesson made with the mistakes of combo."""
-        of_head = case.of_head
+        of_head = case.judgement.of_head
         predicted = self.predict(case.text, combo, of_head)
         for _, name, _ in cases.TENSORS:
-            block = case.blocks[name]
+            block = case.evidence.blocks[name]
             if isinstance(block, compare.Unreadable):
                 return False
             if block is not None and compare.compare(block, predicted[name], name, detail=False,
@@ -112,22 +112,22 @@ def diagnose(cases, mistakes, explainer=None, source=None):
     """The diagnosis of a report, a Diagnosis. cases: each case's compare.CaseResult; source:
     the lab's C++ where it is at hand, whose lines a diagnosis then quotes (slips.py)."""
     ex = explainer or Explainer(mistakes)
-    judged = [c for c in cases if c.blocks is not None]
-    failing = [c for c in judged if not c.ok]
+    judged = [c for c in cases if c.evidence.blocks is not None]
+    failing = [c for c in judged if not c.judgement.ok]
     blank = compare.first_blank(cases)
     if blank:  # a starter's blank: only a mistake before it can explain what was printed
         if all(ex.explains(c, ()) for c in judged):
             return Diagnosis(["STEP %d is not written yet: the run stops at its TODO(STEP %d), and every number it "
                               "printed before is right; write the step, rebuild, and check again" % (blank, blank)])
         mistakes = [m for m in mistakes if m["step"] < blank]
-    if cases and all(c.printed_right for c in cases) and not all(c.ok for c in cases):
-        stopped_on = next(c for c in cases if not c.ok)
-        slip = (slips.order_slip(source) or shape_slip_of(stopped_on)) if stopped_on.refused else None
+    if cases and all(c.judgement.printed_right for c in cases) and not all(c.judgement.ok for c in cases):
+        stopped_on = next(c for c in cases if not c.judgement.ok)
+        slip = (slips.order_slip(source) or shape_slip_of(stopped_on)) if stopped_on.run.refused else None
         if slip:  # a product in the wrong order, which the next step cannot take: the slip first
             return Diagnosis([slip, "           (the lab stopped at STEP %s, saying: %s)" % (
-                stopped_on.refused.step, stopped_on.said)])
+                stopped_on.run.refused.step, stopped_on.run.said)])
         return Diagnosis(after_right_numbers(cases))  # every number it printed is the lesson's
-    stopped = next((c for c in failing if c.status == 3 and c.said.startswith("LibTorch error:")),
+    stopped = next((c for c in failing if c.run.status == 3 and c.run.said.startswith("LibTorch error:")),
                    None)
     if stopped and all(ex.explains(c, ()) for c in judged):  # right numbers, then LibTorch refused a step
         return Diagnosis(libtorch_error_lines(stopped, source))
@@ -140,16 +140,16 @@ def diagnose(cases, mistakes, explainer=None, source=None):
         return Diagnosis(["no known mistake matches: %d of them fit these numbers equally (%s)"
                           % (len(singles), ", ".join(m["id"] for m in singles))])
 
-    first = min(failing, key=lambda c: c.step or 9)
+    first = min(failing, key=lambda c: c.judgement.step or 9)
     same = same_tensor_lines(first, ex)
-    refused = first.refused
-    if refused and refused.step == first.step:  # its own line says what is wrong
+    refused = first.run.refused
+    if refused and refused.step == first.judgement.step:  # its own line says what is wrong
         slip = slips.order_slip(source) or shape_slip_of(first)
         if slip:  # a product in the wrong order: the slip first, then what the lab said
-            return Diagnosis([slip, "           (the lab stopped at STEP %s, saying: %s)" % (first.step, first.said)],
+            return Diagnosis([slip, "           (the lab stopped at STEP %s, saying: %s)" % (first.judgement.step, first.run.said)],
                              (), same)
         return Diagnosis(["STEP %s made %s a tensor the lesson's code after it cannot take, and the lab stopped "
-                          "there, saying: %s" % (first.step, refused.name, first.said),
+                          "there, saying: %s" % (first.judgement.step, refused.name, first.run.said),
                           "           the comment on each line of the lesson gives its tensor's shape: (T, HEAD) "
                           "for q, k, v and the output, (T, T) for the scores and the weights"], (), same)
     unjudged = without_evidence(judged)
@@ -158,7 +158,7 @@ def diagnose(cases, mistakes, explainer=None, source=None):
     # Two mistakes: one acts at the first STEP that differs, the other there or later.
     pairs = []
     for i, a in enumerate(mistakes):
-        if a["step"] != first.step:
+        if a["step"] != first.judgement.step:
             continue
         for j, b in enumerate(mistakes):
             if b["step"] < a["step"] or (b["step"] == a["step"] and j <= i) or not disjoint(a, b):
@@ -185,18 +185,18 @@ def diagnose(cases, mistakes, explainer=None, source=None):
         _, m, missed = near[0]
         body = [said(m, source)]
         for c in missed:
-            diff = compare.first_difference(c.blocks, ex.predict(c.text, (m,), c.of_head))
+            diff = compare.first_difference(c.evidence.blocks, ex.predict(c.text, (m,), c.judgement.of_head))
             where = "STEP %s: %s: %s" % diff if diff else "the same numbers, other STEP 7 verdicts"
             body.append("  it does not explain case %s, where %s" % (c.text, where))
         return Diagnosis(body, (m["id"],), same, "diagnosis (all cases but %d)" % len(missed))
 
     # Step by step: which mistake explains the first differing step's tensor.
-    upto = first.name
+    upto = first.judgement.name
     fits = [m for m in mistakes if ex.explains(first, (m,), upto=upto)] if upto else []
     if fits:
         return Diagnosis(["STEP %s's %s in case %s are those of a known mistake: %s; the steps after it differ in "
                           "other ways too: there is another mistake"
-                          % (first.step, upto, first.text, " OR ".join(said(m, source) for m in fits[:2]))], (), same)
+                          % (first.judgement.step, upto, first.text, " OR ".join(said(m, source) for m in fits[:2]))], (), same)
     return Diagnosis(["no known mistake matches; start from the first STEP reported above"], (), same)
 
 
@@ -206,8 +206,8 @@ SHAPE = re.compile(r" is a \((\d+), (\d+)\) tensor")
 def shape_slip_of(case):
     """What a tensor of a shape only a slip of order gives says (slips.shape_slip), from the
     line the lab stopped with, or None."""
-    m = SHAPE.search(case.said or "")
-    return m and slips.shape_slip(case.name, (int(m.group(1)), int(m.group(2))), cases.parse_case(case.text))
+    m = SHAPE.search(case.run.said or "")
+    return m and slips.shape_slip(case.judgement.name, (int(m.group(1)), int(m.group(2))), cases.parse_case(case.text))
 
 
 def without_evidence(results):
@@ -217,7 +217,7 @@ def without_evidence(results):
     evidence, whys = set(), {}
     for r in results:
         case = cases.parse_case(r.text)
-        for parsed in [v.parsed for v in r.heads] if r.heads else [r.parsed]:
+        for parsed in [v.parsed for v in r.evidence.heads] if r.evidence.heads else [r.evidence.parsed]:
             for step, on in own_inputs.on_own_inputs(parsed or {}, case).items():
                 if on.why is None:
                     evidence.add(step)
@@ -242,10 +242,10 @@ def nothing_to_judge_lines(unjudged, first):
     text, why = unjudged[steps[0]]
     lines = ["%s cannot be judged on what the lab printed before them, and earn%s nothing: STEP %d: %s (case %s)"
              % (steps_text(steps), "s" if len(steps) == 1 else "", steps[0], own_inputs.words(steps[0], why), text)]
-    if first.step and first.name:
+    if first.judgement.step and first.judgement.name:
         lines.append("           its numbers first differ from the lesson's at STEP %s (%s): compute each STEP from the "
                      "one before it, as the lesson does; a STEP earns its points only on numbers that can tell right "
-                     "code from wrong" % (first.step, first.name))
+                     "code from wrong" % (first.judgement.step, first.judgement.name))
     return lines
 
 
@@ -254,13 +254,13 @@ def libtorch_error_lines(case, source=None):
     LibTorch's: a product written in the wrong order where the source shows one (slips.py),
     else the step, LibTorch's words, and what they mean where a trap of mistakes.py's TRAPS
     explains them."""
-    step = case.step or "?"
-    trap = next((t for t in TRAPS if t[0] in case.said), None)
+    step = case.judgement.step or "?"
+    trap = next((t for t in TRAPS if t[0] in case.run.said), None)
     slip = slips.order_slip(source) if trap is SHAPES_TRAP else None
     if slip:
-        return [slip, "           (LibTorch stopped the lab at STEP %s, saying: %s)" % (step, case.said.removeprefix("LibTorch error: "))]
+        return [slip, "           (LibTorch stopped the lab at STEP %s, saying: %s)" % (step, case.run.said.removeprefix("LibTorch error: "))]
     lines = ["every number the lab printed is right; then, at STEP %s, LibTorch stopped it (exit 3), saying: %s"
-             % (step, case.said.removeprefix("LibTorch error: "))]
+             % (step, case.run.said.removeprefix("LibTorch error: "))]
     if trap:
         lines.append("           that is: %s; %s" % (trap[1], trap[2]))
     return lines
@@ -271,17 +271,17 @@ def after_right_numbers(cases):
     goes wrong comes after them, in the code that takes them on. Said of the first case NOT
     OK, from the values compare.judge() keeps: how the run ended, the tensor the lab stopped
     on, STEP 7's verdicts, the exit status."""
-    c = next(c for c in cases if not c.ok)
+    c = next(c for c in cases if not c.judgement.ok)
     right = "every number the lab printed is right, in every case; "
-    if c.ended:
+    if c.run.ended:
         return ["what the lab printed is right as far as it went; then, in case %s, it %s: what runs "
-                "after the last tensor it printed stops it" % (c.text, c.problem)]
-    if c.refused and c.step == c.refused.step:
+                "after the last tensor it printed stops it" % (c.text, c.run.problem)]
+    if c.run.refused and c.judgement.step == c.run.refused.step:
         return [right + "but STEP %s made %s something the lesson's code after it cannot take, and the lab stopped "
-                "there, saying: %s" % (c.step, c.name, c.said),
+                "there, saying: %s" % (c.judgement.step, c.judgement.name, c.run.said),
                 "           compute it as you did, and give it the shape and type that line names"]
-    if c.verdicts:
-        printed, expected = c.verdicts.printed, c.verdicts.expected
+    if c.judgement.verdicts:
+        printed, expected = c.judgement.verdicts.printed, c.judgement.verdicts.expected
         if printed is None:
             return [right + "but it printed no STEP 7 line: STEP 7 prints its two checks, as the lesson does"]
         wrong = [(name, got, want) for name, got, want in zip(("(a), rows sum to 1,", "(b), causal,"),
@@ -299,17 +299,17 @@ def after_right_numbers(cases):
                 "           STEP 7 of the lesson looks at the weights alone; one that checks them through STEP 4's "
                 "tril (weights.masked_fill(tril, 0.0), as older copies of the lesson do) needs tril of "
                 "torch::kBool, the only mask masked_fill takes: take STEP 7 from the lesson, or mask with tril == 0"]
-    if c.exit:
-        status, expected = c.exit.status, c.exit.expected
-        if compare.fused_disagrees(c.whole_out or c.out):
+    if c.judgement.exit:
+        status, expected = c.judgement.exit.status, c.judgement.exit.expected
+        if compare.fused_disagrees(c.run.whole_out or c.run.out):
             return [right + "STEP 7's verdicts too, but LibTorch's fused attention disagrees with the heads' outputs "
                     "in outs: after STEP 6 printed each head's out, something changed it, or outs does not keep it "
                     "(outs[h] = out)"]
         return [right + "STEP 7's verdicts too, but the lab exited %s where they mean %d%s" % (
-            status, expected, " (it said: %s)" % c.said if c.said else "")]
-    if c.step == 8:
+            status, expected, " (it said: %s)" % c.run.said if c.run.said else "")]
+    if c.judgement.step == 8:
         return [right + "in every head, but STEP 8's %s differs: STEP 8 (the lesson's code) puts each head's out, "
-                "kept in outs in the heads' order, side by side, and projects them with proj" % c.name]
+                "kept in outs in the heads' order, side by side, and projects them with proj" % c.judgement.name]
     return [right + "case %s is NOT OK after them: start from its lines above" % c.text]
 
 
@@ -323,10 +323,10 @@ def same_tensor_lines(case, ex):
     lesson, or another tensor the lab printed (before or after it): a copy-paste slip that no
     catalogue lists. A tensor of one number (zeros, ones) equals any other such tensor, and
     says nothing of a slip: it is left out."""
-    lesson = ex.predict(case.text, (), case.of_head)
+    lesson = ex.predict(case.text, (), case.judgement.of_head)
     lines = []
     for _, name, _ in cases.TENSORS:
-        block = case.blocks[name]
+        block = case.evidence.blocks[name]
         if not isinstance(block, compare.Tensor) or compare.compare(block, lesson[name], name)[0] is None \
                 or own_inputs.one_number(block.values.flatten()):
             continue
@@ -337,7 +337,7 @@ def same_tensor_lines(case, ex):
                 lines.append("same tensor: the %s printed in case %s equal the lesson's %s: was one "
                              "written where the other belongs?" % (name, case.text, other))
                 break
-            theirs = case.blocks[other]
+            theirs = case.evidence.blocks[other]
             if isinstance(theirs, compare.Tensor) and (theirs.shape, theirs.rows, theirs.cols) == (
                     block.shape, block.rows, block.cols) and bool(compare.agreeing(block.values, theirs.values).all()):
                 lines.append("same tensor: the %s printed in case %s equal the %s it printed: was "

@@ -33,24 +33,24 @@ def judge_steps(result, case):
     in every head: wrong in one head, it is wrong; evidence in one head, it is evidence. A step
     missing from this dict was not judged here. The exit status follows the verdicts of every
     head, and the fused attention's."""
-    views = result.heads or [compare.HeadView(result.out, result.parsed)]
+    views = result.evidence.heads or [compare.HeadView(result.run.out, result.evidence.parsed)]
     checks = [accepted_checks(v.out, own_inputs.full((v.parsed or {}).get("weights"))) for v in views]
-    whole = result.whole_out or result.out
+    whole = result.run.whole_out or result.run.out
     want = 0 if all(a and b for a, b in filter(None, checks)) and not compare.fused_disagrees(whole) else 1
     verdicts = {}
-    stopped_in = result.refused.head if result.refused else len(views)
-    if result.ended or result.status not in (0, 1):
+    stopped_in = result.run.refused.head if result.run.refused else len(views)
+    if result.run.ended or result.run.status not in (0, 1):
         # it stopped (a crash, a hang, a blank of a starter, an error): the heads after the last it
         # printed never ran
         stopped_in = max([h for h, v in enumerate(views) if any(
             isinstance(b, compare.Tensor) for n, b in (v.parsed or {}).items() if n != "x")] or [0])
     stopped = None  # how the run stopped before its end (a crash, a hang, an error, a refusal)
-    if result.ended or result.status not in (0, 1):
-        stopped = result.problem or "exited %s%s" % (result.status, ": " + result.said if result.said else "")
+    if result.run.ended or result.run.status not in (0, 1):
+        stopped = result.run.problem or "exited %s%s" % (result.run.status, ": " + result.run.said if result.run.said else "")
     for h, view in enumerate(views[:stopped_in + 1]):  # the heads after a refusal never ran
-        refused = result.refused if h == stopped_in else None
-        for step, judged in judge_head_steps(view.out, view.parsed or {}, case, h, result.status, want,
-                                             compare.fused_disagrees(whole), refused, result.said,
+        refused = result.run.refused if h == stopped_in else None
+        for step, judged in judge_head_steps(view.out, view.parsed or {}, case, h, result.run.status, want,
+                                             compare.fused_disagrees(whole), refused, result.run.said,
                                              stopped).items():
             if judged.problem and len(views) > 1:
                 judged = judged._replace(problem="head %d: %s" % (h, judged.problem))
@@ -275,7 +275,7 @@ def inputs_made_up(results, evidence_in):
     of zeros that an honest mistake makes for every x, are no sign of it; nor is anything of a
     lab whose own printed x stayed the same, as a seed of its own makes it.) evidence_in: for
     each result, the steps it was evidence for."""
-    blocks = [(r.heads[0].parsed if r.heads else r.parsed) or {} for r in results]
+    blocks = [(r.evidence.heads[0].parsed if r.evidence.heads else r.evidence.parsed) or {} for r in results]
     found = {}
     for a, b in cases.twins([r.text for r in results]):
         lesson = [reference_attention.attention(c.seed, c.tokens, c.embed, c.head, scale=c.scale,
@@ -297,7 +297,7 @@ def inputs_made_up(results, evidence_in):
 
 def steps_wrong_in_themselves(results):
     """The steps that are wrong on the lab's own inputs, in the cases that print every entry."""
-    whole = [r for r in results if r.blocks is not None and cases.prints_every_entry(cases.parse_case(r.text))]
+    whole = [r for r in results if r.evidence.blocks is not None and cases.prints_every_entry(cases.parse_case(r.text))]
     if not whole:
         return []
     grades = grade_steps(whole)

@@ -19,7 +19,7 @@ def run_cases(run_one, texts, on_result=None):
         results.append(result)
         if on_result:
             on_result(result)
-        if result.timed_out and n + 1 < len(texts):
+        if result.run.timed_out and n + 1 < len(texts):
             return results, texts[n + 1:]
     return results, []
 
@@ -31,15 +31,15 @@ def case_lines(result, later=True):
     """One case of the report: OK or NOT OK and the case, then what differs, indented; after
     the first differing STEP, that later steps are not judged (unless later is False: the
     watch's verdict, which says less)."""
-    said = list(result.lines)
-    if later and result.later_not_judged:
+    said = list(result.judgement.lines)
+    if later and result.judgement.later_not_judged:
         said.insert(1, LATER_NOT_JUDGED)
-    return ["%s  %s" % ("OK    " if result.ok else "NOT OK", result.text)] + ["        " + line for line in said]
+    return ["%s  %s" % ("OK    " if result.judgement.ok else "NOT OK", result.text)] + ["        " + line for line in said]
 
 
 def fill_notes(results):
     """The note on a future filled with a finite number (compare.fill_note), if any case did."""
-    fills = set().union(*(r.fills for r in results)) if results else set()
+    fills = set().union(*(r.judgement.fills for r in results)) if results else set()
     return [compare.fill_note(fills)] if fills else []
 
 
@@ -50,15 +50,15 @@ def not_run_line(results, not_run):
 def wrong_before_blank(result, blank):
     """Whether a case of a starter's went wrong before its first blank (a STEP the student wrote
     printed other numbers, or the run stopped there)."""
-    return not result.ok and (result.ended is not None or (result.step or blank) < blank)
+    return not result.judgement.ok and (result.run.ended is not None or (result.judgement.step or blank) < blank)
 
 
 def first_wrong(results):
     """The first case NOT OK to show: in a starter, the first one wrong before the blank (one
     where the run only stopped at the blank says nothing of what was written); else None."""
     blank = compare.first_blank(results)
-    wrong = [r for r in results if not r.ok and (not blank or wrong_before_blank(r, blank))]
-    return next(iter(wrong or [r for r in results if not r.ok]), None)
+    wrong = [r for r in results if not r.judgement.ok and (not blank or wrong_before_blank(r, blank))]
+    return next(iter(wrong or [r for r in results if not r.judgement.ok]), None)
 
 
 def starter_line(results, blank):
@@ -71,7 +71,7 @@ def starter_line(results, blank):
     elif not wrong:
         said = ["%s right in all %d cases" % (written, len(results))]
     else:
-        step = min((r.step for r in wrong if r.step), default=None)
+        step = min((r.judgement.step for r in wrong if r.judgement.step), default=None)
         said = ["%s wrong in %d of %d cases" % ("STEP %d" % step if step else written, len(wrong), len(results))]
     return " · ".join(said + ["STEP %d not written yet: the run stops there, and the STEPs after it are not "
                               "judged (write it, save, and the verdict follows)" % blank])
@@ -85,14 +85,14 @@ def check_lines(results, not_run, explainer=None, source=None):
     diagnosed = ()
     blank = compare.first_blank(results)
     written_right = blank and not any(wrong_before_blank(r, blank) for r in results)  # (the last line says so)
-    if not all(r.ok for r in results) and not written_right:
+    if not all(r.judgement.ok for r in results) and not written_right:
         found = diagnosis.diagnose(results, MISTAKES, explainer, source)
         lines += found.lines
         diagnosed = found.mistakes
         wrong = grading.steps_wrong_in_themselves(results)
         if wrong:
             lines.append("wrong in themselves (judged on the lab's own inputs): %s" % ", ".join("STEP %d" % n for n in wrong))
-    passed = sum(1 for r in results if r.ok)
+    passed = sum(1 for r in results if r.judgement.ok)
     lines.append(starter_line(results, blank) if blank else count_line(results, not_run))
     return lines, passed == len(results) and not not_run, diagnosed
 
@@ -100,8 +100,8 @@ def check_lines(results, not_run, explainer=None, source=None):
 def count_line(results, not_run):
     """How many cases passed and failed, naming the fewer of the two when some of each did
     ("1 passed (0,1,1,1), 5 failed")."""
-    passed = [r.text for r in results if r.ok]
-    failed = [r.text for r in results if not r.ok]
+    passed = [r.text for r in results if r.judgement.ok]
+    failed = [r.text for r in results if not r.judgement.ok]
     fewer = passed if len(passed) <= len(failed) else failed
 
     def named(texts):
@@ -112,7 +112,7 @@ def count_line(results, not_run):
 
 def problem_line(result):
     """For a grade: the case's run did not run to its end, in words (None when it did)."""
-    return "case %s: the lab %s" % (result.text, result.problem) if result.problem else None
+    return "case %s: the lab %s" % (result.text, result.run.problem) if result.run.problem else None
 
 
 def grade_lines(results, not_run, points):

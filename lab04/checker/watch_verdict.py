@@ -119,9 +119,9 @@ def judged(runs, explainer):
     blank = compare.first_blank(results)
     if blank and not any(verdict.wrong_before_blank(r, blank) for r in results):
         return [verdict.starter_line(results, blank)]  # what is written is right: no more to say
-    stopped = next((r for r in results if r.ended), None)
+    stopped = next((r for r in results if r.run.ended), None)
     if stopped:
-        return ["NOT OK: in case %s the lab %s%s" % (stopped.text, stopped.problem,
+        return ["NOT OK: in case %s the lab %s%s" % (stopped.text, stopped.run.problem,
                                                      "; the other cases were not run" if not_run else "")]
     lines, ok, _ = verdict.check_lines(results, not_run, explainer, saved_source())
     if ok:

@@ -206,7 +206,7 @@ def judge(worker, row, results, not_run, points, source=None):
     elif compare.first_blank(results):
         row.blank = compare.first_blank(results)
         row.diagnosis = "STEP %d is not written yet (the starter's TODO)" % row.blank
-    elif not all(r.ok for r in results):
+    elif not all(r.judgement.ok for r in results):
         found = diagnosis.diagnose(results, MISTAKES, worker.explainer, source)
         lines, row.mistakes = found.lines, found.mistakes
         row.same_tensor, row.diagnosis = found.same_tensor, found.said
@@ -220,7 +220,7 @@ def judge(worker, row, results, not_run, points, source=None):
 def reached_steps(results, right, blank):
     """Each STEP: whether the lab got to it in some case (it printed one of the step's tensors,
     or for the last STEP the one before it), and not past a starter's blank."""
-    printed = {step for r in results for step, name, _ in cases.TENSORS if r.parsed.get(name) is not None}
+    printed = {step for r in results for step, name, _ in cases.TENSORS if r.evidence.parsed.get(name) is not None}
     return [(right[n - 1] or n in printed or (n == cases.STEPS and n - 1 in printed)) and not (blank and n >= blank)
             for n in cases.STEP_NUMBERS]
 
@@ -231,12 +231,12 @@ def wrong_numbers(results):
     tensor to compare: a wrong exit status, a STEP 8). The summary groups labs by it."""
     parts = []
     for r in results:
-        block = (r.blocks or {}).get(r.name) if not r.ok else None
+        block = (r.evidence.blocks or {}).get(r.judgement.name) if not r.judgement.ok else None
         if isinstance(block, compare.Tensor) and own_inputs.full(block) is not None and not grading.not_numbers(
-                block.values, compare.expected_of(cases.parse_case(r.text), r.of_head)[r.name]):
+                block.values, compare.expected_of(cases.parse_case(r.text), r.judgement.of_head)[r.judgement.name]):
             # (NaN is no number: two labs that print NaN printed nothing alike); the STEP as text,
             # as class.json has always kept it (and the key, its hash, with it)
-            parts.append((r.text, str(r.step), r.name, r.of_head, tuple(block.shape),
+            parts.append((r.text, str(r.judgement.step), r.judgement.name, r.judgement.of_head, tuple(block.shape),
                           block.values.tolist()))
     if not parts:
         return None
@@ -245,5 +245,5 @@ def wrong_numbers(results):
 
 def status_of(results):
     """The row's status from how its runs ended (their engine.Ending), the worst first."""
-    endings = {r.ended for r in results}
+    endings = {r.run.ended for r in results}
     return next((status for ending, status in STATUS_OF_ENDING if ending in endings), Status.GRADED)

@@ -17,7 +17,7 @@ The rule, as the code holds it:
   unshare, lab04/checker/sandbox.py), where the engine has no right to. Read as above: a mount() call
   in C++, a string of Python that runs "mount -..." in a shell, a mount line of a shell script.
 - What a lab may see and do is decided and built in one module, lab04/checker/sandbox.py (with the
-  user ids' module beside it, and the engine, which makes what it asks): a command list of
+  user ids', the allowlist's and the cgroups' modules beside it, and the engine, which makes what it asks): a command list of
   Python whose first word is bwrap, unshare, setpriv and the like, a string that names
   /sys/fs/cgroup, a shell line that runs such a command, a namespace, root or user taken in
   C++. Every script is read, whatever its shebang says (#!/usr/bin/env bash among them).
@@ -71,12 +71,15 @@ SHELL_LIMIT = re.compile(r"^[^#]*\b(ulimit|prlimit)\b", re.M)
 MOUNTERS = {os.path.join("engine", "runner_child.cpp"): "the engine: a run's child, entering its sandbox",
             os.path.join("lab04", "checker", "sandbox.py"): "the sandbox without root or bubblewrap: one script"}
 # Where a lab's sandbox is decided and built (its commands, its probes, its cgroups, the user ids
-# and the engine's fields): lab04/checker/sandbox.py, with the user ids' module beside it. A Python
+# and the engine's fields): lab04/checker/sandbox.py, with the user ids', allowlist's and cgroups' modules beside it. A Python
 # list whose first word is one of SANDBOX_COMMANDS, a string naming /sys/fs/cgroup, a shell line
 # that runs one, or, in C++, a namespace, a root or a user taken (the engine's alone).
 BUILDERS = {os.path.join("lab04", "checker", "sandbox.py"): "the sandbox's one module",
             os.path.join("lab04", "checker", "sandbox_users.py"): "the user ids of root's sandboxes, and its probe that such "
                                                           "a user can run programs",
+            os.path.join("lab04", "checker", "allowlist.py"): "the sandbox's allowlist: bubblewrap's command line and the "
+                                                       "engine's root of its own, one list",
+            os.path.join("lab04", "checker", "cgroups.py"): "the class workers' cgroups, and the out-of-memory killer's count",
             os.path.join("engine", "runner_child.cpp"): "the engine, which makes what the sandbox's module asks",
             os.path.join("engine", "runner_kill.cpp"): "the engine, which kills a sandbox's user as that user"}
 SANDBOX_COMMANDS = {"bwrap", "unshare", "setpriv", "nsenter", "capsh", "chroot", "cgexec", "systemd-run"}

@@ -8,7 +8,7 @@ words.
 """
 import signal
 
-from lab04.checker import cases, sandbox
+from lab04.checker import cases, cgroups, sandbox
 from lab04.checker.engine import Ending
 
 
@@ -58,13 +58,13 @@ def run_case(box, case, timeout, program):
     cases.parse_case; its Ran, whose command names program (the lab as its user named it). sandbox.NotStarted when the sandbox cannot start it: the
     grader's failure, never the lab's grade."""
     args = cases.arguments(case)
-    ooms = sandbox.oom_kills()
+    ooms = cgroups.oom_kills()
     # (leaky-softmax: LibTorch's softmax made to leak in the lab's process, engine/leaky_softmax.cpp)
     run = box.run(args, timeout, cases.MAX_STDOUT, cases.MAX_STDERR, **({"leaky": True} if case.leak else {}))
     if run.stopped == Ending.START:
         raise sandbox.NotStarted("the sandbox could not start the lab: %s"
                                  % run.err.decode("utf-8", "replace").strip()[:300])
-    if run.status == -signal.SIGKILL and ooms is not None and (sandbox.oom_kills() or 0) > ooms:
+    if run.status == -signal.SIGKILL and ooms is not None and (cgroups.oom_kills() or 0) > ooms:
         # (no limit of the lab's sends SIGKILL: its memory limit fails an allocation instead)
         raise sandbox.NotStarted("the out-of-memory killer ended the lab: the memory of the grader's cgroup (a "
                                  "container's limit, say) ran out during the run; grade with fewer jobs or more memory")

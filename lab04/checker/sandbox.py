@@ -25,7 +25,7 @@ grade, to stop or outlive its grader, or to reach the grader's files. What it ge
   where none of these works: a session of its own and the limits, and the report
       says that the lab was not isolated, and how to get isolation. Never a silent downgrade.
 
-The allowlist (bwrap_allowlist, engine_allowlist: one list for every compile and run that can
+The allowlist (allowlist.py's bwrap_allowlist, engine_allowlist: one list for every compile and run that can
 have a root of its own): the system's programs, libraries and headers, LibTorch, the lab's own
 files and folder; nothing else of the machine.
 
@@ -52,6 +52,7 @@ import tempfile
 
 from lab04 import PROJECT  # the checker's project
 from lab04.checker import engine  # the run engine: every run of the lab goes through it
+from lab04.checker.allowlist import SEES, bwrap_allowlist, engine_allowlist  # what a root of its own holds
 from lab04.checker import isolation  # what the instructor asked (LAB_SANDBOX)
 from lab04.checker import sandbox_users  # the user ids of root's sandboxes
 from lab04.checker.kept_out import KeptOut, kept_out_in_words  # an ACL of no right, without a root of its own
@@ -104,53 +105,6 @@ def reap_orphans():
             return
 
 
-# What a lab's compile and runs may see, on every path that can make a root of its own (as
-# root, the run engine's fields I and B; as a user, bubblewrap): an allowlist, never a list of
-# places to hide. The system's programs, libraries and headers (/usr, /etc, and /bin, /lib and
-# their kin, links into /usr or folders of their own), /dev/null and its kin, an empty /tmp, a
-# /proc, and what the caller adds: LibTorch's folders where they lie outside /usr, the lab's own
-# staged files, its folder. Nothing else of the machine is there: no home, no /srv, no /grade,
-# no gradebook, no class, no earlier term, no project.
-SYSTEM = ("/usr", "/etc")
-SYSTEM_LINKS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32") if os.path.islink(d)]
-SYSTEM_FOLDERS = [d for d in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # where /usr is not merged
-                  if os.path.isdir(d) and not os.path.islink(d)]
-
-
-def beyond_the_system(folders):
-    """Those of folders that the allowlist's system part does not hold already."""
-    system = SYSTEM + tuple(SYSTEM_LINKS) + tuple(SYSTEM_FOLDERS)
-    return [f for f in dict.fromkeys(folders) if f not in system and not f.startswith(tuple(d + "/" for d in system))]
-
-
-SEES = ("a root of its own that holds the system's programs and libraries (/usr, /etc), LibTorch, its own files "
-        "and an empty folder, and nothing else of the machine")
-
-
-def bwrap_allowlist(shown=(), bound=()):
-    """bubblewrap's command line, up to the command, for a root of its own with the allowlist:
-    shown, folders or files seen where they are, read-only; bound, (folder, where the lab sees
-    it, writable) of its own. No network, no capabilities, its own processes."""
-    line = ["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
-    for folder in SYSTEM:
-        line += ["--ro-bind", folder, folder]
-    for link in SYSTEM_LINKS:
-        line += ["--symlink", os.readlink(link), link]
-    line += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # (first: a folder in /tmp is bound over it)
-    for folder in SYSTEM_FOLDERS + beyond_the_system(shown):
-        line += ["--ro-bind", folder, folder]
-    for folder, inside, writable in bound:
-        line += ["--bind" if writable else "--ro-bind", folder, inside]
-    return line
-
-
-def engine_allowlist(root, shown=()):
-    """The run engine's job's parts (engine.Job's) for a root of its own at root (an empty
-    folder): the allowlist, with shown (folders or files) read-only where they are; the job's
-    home is bound by the engine itself."""
-    return {"root": root, "shown": tuple(beyond_the_system(shown))}
-
-
 _root_hidepid = []
 
 
@@ -176,77 +130,6 @@ def private_places():
                                        "mount", "-t", "tmpfs", "lab04", "/tmp"]):
         return []
     return [p for p in sandbox_users.SCRATCH if os.path.isdir(p) and not os.path.islink(p)]
-
-
-class Cgroup:
-    """A cgroup for the runs of one worker of the class grader (root only), so that a
-    student's runs, however many processes they make, share at most one core and MEMORY
-    bytes between them: the other workers' students keep their share. cgroup v2, or v1's
-    cpu and memory hierarchies; where neither can be made, procs is empty and why says so."""
-
-    def __init__(self, name):
-        self.folders, self.procs, self.why = [], [], None
-        v2 = "/sys/fs/cgroup/cgroup.controllers"
-        settings = ([("", {"cpu.max": "100000 100000", "memory.max": str(MEMORY)})] if os.path.isfile(v2) else
-                    [("cpu", {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "100000"}),
-                     ("memory", {"memory.limit_in_bytes": str(MEMORY)})])
-        try:
-            if os.geteuid() != 0:
-                raise OSError("not root")
-            for hierarchy, values in settings:
-                # Only inside a mounted hierarchy (its folders all have cgroup.procs): where none
-                # is mounted (a chroot or container without /sys), a folder made there would be
-                # a plain one, and no run could join it.
-                if not os.path.isfile(os.path.join("/sys/fs/cgroup", hierarchy, "cgroup.procs")):
-                    raise OSError("no cgroup hierarchy at /sys/fs/cgroup/%s" % hierarchy)
-                folder = os.path.join("/sys/fs/cgroup", hierarchy, name)
-                try:
-                    os.mkdir(folder)
-                except FileExistsError:
-                    pass
-                self.folders.append(folder)
-                for key, value in values.items():
-                    with open(os.path.join(folder, key), "w") as f:
-                        f.write(value)
-                self.procs.append(os.path.join(folder, "cgroup.procs"))
-        except OSError as e:
-            self.procs, self.why = [], "no cgroup could be made (%s)" % (e.strerror or e)
-            self.close()
-
-    def close(self):
-        for folder in self.folders:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
-
-
-def oom_kills():
-    """How many processes the out-of-memory killer has ended in this process's memory cgroup and
-    the cgroups below it (cgroup v2's memory.events, v1's memory.oom_control), or None where
-    neither can be read. In a container it is the container's: read before and after a run, a
-    rise says that a SIGKILL no limit of the run's sends came from the memory's limit."""
-    try:
-        with open("/proc/self/cgroup") as f:
-            lines = [line.rstrip("\n").split(":", 2) for line in f]
-    except OSError:
-        return None
-    where = []
-    for _, controllers, path in (l for l in lines if len(l) == 3):
-        if controllers == "":  # v2: the path is the cgroup namespace's (a container's own is /)
-            where += [("/sys/fs/cgroup" + path.rstrip("/") + "/memory.events", "oom_kill ")]
-        elif "memory" in controllers.split(","):  # v1: a container sees its own cgroup at the top
-            where += [("/sys/fs/cgroup/memory" + path.rstrip("/") + "/memory.oom_control", "oom_kill "),
-                      ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill ")]
-    for path, key in where:
-        try:
-            with open(path) as f:
-                for line in f:
-                    if line.startswith(key):
-                        return int(line.split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    return None
 
 
 def keep_leaky_softmax(work, runner):

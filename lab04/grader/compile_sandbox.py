@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from lab04.checker import engine, limits, sandbox, sandbox_users
+from lab04.checker import allowlist, cgroups, engine, limits, sandbox_users
 from lab04.grader.status import Status
 
 TIMEOUT = 120  # seconds one student's compile may take, and of CPU (the lesson: about 0.5 s)
@@ -65,7 +65,7 @@ NOT_STARTED = "could not be started"
 OUT_OF_MEMORY = re.compile(rb"out of memory|std::bad_alloc|Cannot allocate memory|memory exhausted")
 
 # As root, the compile runs as the sandbox's user in a root of its own, which the run engine
-# makes (engine/runner.cpp, fields I and B), with sandbox.py's allowlist: the system's programs,
+# makes (engine/runner.cpp, fields I and B), with allowlist.py's allowlist: the system's programs,
 # libraries and headers (/usr, /etc), the precompiled header's files, the lab's own folder, an
 # empty /tmp, /dev/null and its kin, and a /proc that shows only its own processes. Nothing else
 # is there: not the lesson, not the build's compiled lesson, not the class, not the grader's
@@ -99,13 +99,13 @@ class Compiler:
         prefix, isolation = self._isolated(work)
         both = prefix + ["sh", "-c", " && ".join(shlex.join(step) for step in self._steps())]
         # (both steps in one sandbox: its root costs about 25 ms to make, each within the limits)
-        ooms = sandbox.oom_kills()
+        ooms = cgroups.oom_kills()
         status, output, limit = self.run(both, work, isolation)
         if limit in (KILLED, NOT_STARTED):  # once more: neither is a limit of the student's
             time.sleep(1)
             status, output, limit = self.run(both, work, isolation)
             if limit in (KILLED, NOT_STARTED):
-                return None, (Status.GRADER_ERROR, grader_fault(limit, output, ooms, sandbox.oom_kills()))
+                return None, (Status.GRADER_ERROR, grader_fault(limit, output, ooms, cgroups.oom_kills()))
         if limit:
             return None, (Status.COMPILE_LIMIT, "lab04_attention.cpp: the compile %s, and was stopped (its "
                           "limits: %d s, %d s of CPU, %d GiB of memory, %d kB of messages, files of %d MB)" % (
@@ -133,7 +133,7 @@ class Compiler:
             return [], {"uid": self.uid}
         new = os.path.join(os.path.dirname(work), "root")
         os.mkdir(new, 0o755)
-        return [], dict(uid=self.uid, own_proc=True, **sandbox.engine_allowlist(new, compile_needs(self.command[1])))
+        return [], dict(uid=self.uid, own_proc=True, **allowlist.engine_allowlist(new, compile_needs(self.command[1])))
 
     def run(self, command, work, isolation=None):
         """Runs the compile through the run engine: (exit status, its messages, None) or, when
@@ -217,10 +217,10 @@ def compile_needs(command):
 
 
 def bwrap_root(work, command):
-    """bubblewrap's command line for a compile without root: a root of its own with sandbox.py's
+    """bubblewrap's command line for a compile without root: a root of its own with allowlist.py's
     allowlist, the precompiled header's files and the lab's folder; no network, no other
     processes. The checkout, its .git, the runner's home and its job's files are not there."""
-    return sandbox.bwrap_allowlist(compile_needs(command), [(work, work, True)]) + ["--chdir", work, "--"]
+    return allowlist.bwrap_allowlist(compile_needs(command), [(work, work, True)]) + ["--chdir", work, "--"]
 
 
 def trim_crash(text):

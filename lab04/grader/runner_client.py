@@ -16,7 +16,7 @@ import shutil
 import signal
 import tempfile
 
-from lab04.checker import engine, isolation, kept_out, limits, sandbox, sandbox_users
+from lab04.checker import allowlist, cgroups, engine, isolation, kept_out, limits, sandbox, sandbox_users
 
 class Runner:
     """engine/runner.cpp, started once per worker of the class grader (root only): it has
@@ -36,7 +36,7 @@ class Runner:
         self.places = sandbox.private_places()  # each run's own /tmp and the like, where possible
         # A /proc showing no other user's processes: the hidepid value this kernel takes, or None.
         self.own_proc = sandbox.root_hidepid() if self.places else None
-        self.cgroup = sandbox.Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
+        self.cgroup = cgroups.Cgroup("lab04-%d" % self.uid)  # this worker's students' CPU and memory
         self.kept_out = None  # keep_out()'s
         sandbox.become_subreaper()
         atexit.register(self.close)
@@ -157,7 +157,7 @@ class ForkedBox(sandbox.Sandbox):
         self.leaky = sandbox.keep_leaky_softmax(self.work, runner.program)
         self.home = os.path.join(self.work, "home")
         private = ("; each run in %s, with a /tmp and a home folder (%sB each) and System V IPC of its own%s" % (
-                       sandbox.SEES, sandbox.SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
+                       allowlist.SEES, sandbox.SCRATCH_SIZE.upper(), ", other users' processes hidden" if runner.own_proc else "")) \
             if runner.places else \
             ("; what it left in /tmp, /var/tmp, /dev/shm and /run/lock removed after each run; " + kept_out.kept_out_in_words(
                 runner.kept_out, "the class's submissions, the project, the gradebook and the places --hide names"))
@@ -178,7 +178,7 @@ class ForkedBox(sandbox.Sandbox):
         private = {}
         if self.runner.places:  # a root of its own (the allowlist), its /tmp and home private tmpfs
             private = dict(places=("/tmp",), scratch_size=sandbox.SCRATCH_SIZE, own_proc=bool(self.runner.own_proc),
-                           **sandbox.engine_allowlist(self.new_root(), [os.path.join(self.work, "bin")]))
+                           **allowlist.engine_allowlist(self.new_root(), [os.path.join(self.work, "bin")]))
         job = engine.Job.of(module=self.lab, uid=self.uid, home=self.home, wall_ms=int(timeout * 1000),
                             max_out=max_out, max_err=max_err, limits=limits.limits(timeout),
                             cgroups=self.runner.cgroup.procs, env=self._env(self.home), args=args,

@@ -321,6 +321,15 @@ def parent_of_a_compile(work):
     return output.decode(errors="replace").strip()
 
 
+def held_to(found, allowed, doing, otherwise, seen, seen_what):
+    """The checks of one rule: each file found doing it is one of allowed (else otherwise says
+    what it is not), and the search sees the files that must be found doing it (seen)."""
+    checks = [("%s %s: it is %s" % (relative, doing, allowed.get(relative, otherwise)), relative in allowed, places)
+              for relative, places in sorted(found.items())]
+    checks.append(("%s (the search sees it)" % seen_what, all(f in found for f in seen), sorted(found)))
+    return checks
+
+
 def main(argv):
     if len(argv) != 1:
         print("engine_rule_test: usage: engine_rule_test.py WORK_DIR", file=sys.stderr)
@@ -345,32 +354,19 @@ def main(argv):
                        relative in MOUNTERS and (relative.endswith(".cpp") or len(places) == 1), places))
     checks.append(("the engine is found mounting (the search sees it)", "engine/runner_child.cpp" in mounters,
                    sorted(mounters)))
-    builders = limit_setters(builders=True)
-    for relative, places in sorted(builders.items()):
-        checks.append(("%s builds or probes a lab's sandbox: it is %s" % (relative, BUILDERS.get(
-            relative, "not the sandbox's module")), relative in BUILDERS, places))
-    checks.append(("the sandbox's module is found building (the search sees it)",
-                   os.path.join("lab04", "checker", "sandbox.py") in builders and "engine/runner_child.cpp" in builders, sorted(builders)))
-    writers = limit_setters(wire=True)
-    for relative, places in sorted(writers.items()):
-        checks.append(("%s writes a job's fields: it is %s" % (relative, WIRE_WRITERS.get(
-            relative, "not the run engine's client: build an engine.Job")), relative in WIRE_WRITERS, places))
-    checks.append(("the run engine's client is found writing a job's fields (the search sees it)",
-                   os.path.join("lab04", "checker", "engine.py") in writers, sorted(writers)))
-    askers = limit_setters(asks=True)
-    for relative, places in sorted(askers.items()):
-        checks.append(("%s reads LAB_SANDBOX: it is %s" % (relative, ASKERS.get(
-            relative, "not the module of what the instructor asked (lab04/checker/isolation.py): ask it")),
-            relative in ASKERS, places))
-    checks.append(("the module of what the instructor asked is found reading LAB_SANDBOX (the search sees it)",
-                   os.path.join("lab04", "checker", "isolation.py") in askers, sorted(askers)))
-    choosers = limit_setters(chooses=True)
-    for relative, places in sorted(choosers.items()):
-        checks.append(("%s chooses a mode of isolation: it is %s" % (relative, CHOOSERS.get(
-            relative, "not the isolation module (lab04/checker/isolation.py): pass it what was probed")),
-            relative in CHOOSERS, places))
-    checks.append(("the isolation module is found choosing a mode (the search sees it)",
-                   os.path.join("lab04", "checker", "isolation.py") in choosers, sorted(choosers)))
+    checks += held_to(limit_setters(builders=True), BUILDERS, "builds or probes a lab's sandbox",
+                      "not the sandbox's module", [os.path.join("lab04", "checker", "sandbox.py"), "engine/runner_child.cpp"],
+                      "the sandbox's module is found building")
+    checks += held_to(limit_setters(wire=True), WIRE_WRITERS, "writes a job's fields",
+                      "not the run engine's client: build an engine.Job", [os.path.join("lab04", "checker", "engine.py")],
+                      "the run engine's client is found writing a job's fields")
+    checks += held_to(limit_setters(asks=True), ASKERS, "reads LAB_SANDBOX",
+                      "not the module of what the instructor asked (lab04/checker/isolation.py): ask it",
+                      [os.path.join("lab04", "checker", "isolation.py")],
+                      "the module of what the instructor asked is found reading LAB_SANDBOX")
+    checks += held_to(limit_setters(chooses=True), CHOOSERS, "chooses a mode of isolation",
+                      "not the isolation module (lab04/checker/isolation.py): pass it what was probed",
+                      [os.path.join("lab04", "checker", "isolation.py")], "the isolation module is found choosing a mode")
     forkers = limit_setters(forks=True)
     for relative, places in sorted(forkers.items()):
         checks.append(("%s forks: %s" % (relative, FORKERS.get(relative, "not the engine, nor a process named as no lab")),

@@ -4,10 +4,11 @@ or empty: the best it allows). No other module reads the variable or chooses a m
 checker's sandbox and the class grader's workers run the machine's probes and pass their
 answers here (tests/engine_rule_test.py holds the rule).
 
-  choose_runs(setpriv, own_user, bwrap, unshare)
+  choose_runs(setpriv, own_user, bwrap, unshare, closed)
                      the Isolation of a lab's runs: own_user() takes a user id of root's and
                      says why it cannot run programs (None: it can); bwrap() and unshare()
-                     whether those sandboxes work here. Called lazily, in this order, only as far
+                     whether those sandboxes work here; closed(), the folder that stopped
+                     root's user. Called lazily, in this order, only as far
                      as the choice needs. Refused, with one line, where the mode asked cannot be had
   choose_compiles(own_user, bwrap)
                      how a class's compiles are isolated: own_user is None (no user of root's), or
@@ -43,7 +44,6 @@ LOWEST_UID, HIGHEST_UID, MOST_UIDS = 1000, 2**31 - 2, 100000  # no system accoun
 ANY, USER, BWRAP, UNSHARE, NONE = "", "user", "bwrap", "unshare", "none"
 MODES = (USER, BWRAP, UNSHARE, NONE)
 KEPT_OUT = "user-kept-out"  # a compile's: root's user, no root of its own, kept out by ACLs
-COMPILE_MODES = (USER, KEPT_OUT, BWRAP, NONE)
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def choose_runs(setpriv: bool, own_user: Callable[[], Optional[str]], bwrap: Cal
 
 
 def choose_compiles(own_user: Optional[bool], bwrap: Callable[[], bool]) -> str:
-    """How a class's compiles are isolated, one of COMPILE_MODES: as root's user (with a root of
+    """How a class's compiles are isolated, USER, KEPT_OUT, BWRAP or NONE: as root's user (with a root of
     its own, or kept out by ACLs where no mount namespace can be made), else in bubblewrap where
     it works and LAB_SANDBOX is not none, else not at all."""
     if own_user is not None:

@@ -172,8 +172,7 @@ class Sandbox:
             self.engine = engine.Runner([found, "-"], engine.minimal_environment())
         self.asan = sanitizer_build()
         self.uid = self.lock = None
-        self.chosen = self._choose()  # an isolation.Isolation
-        self.mode, self.why, self.closed = self.chosen.mode, self.chosen.why, self.chosen.closed
+        self.chosen = self._choose()  # an isolation.Isolation: mode, why and closed read it
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
         os.chmod(self.work, 0o711 if self.mode == "user" else 0o700)
         os.makedirs(os.path.join(self.work, "bin"))
@@ -200,6 +199,10 @@ class Sandbox:
         self.isolation_of_any_student = self._describe(who="a user id")
         become_subreaper()
         atexit.register(self.close)
+
+    mode = property(lambda self: self.chosen.mode)  # USER, BWRAP, UNSHARE or NONE (isolation.py's)
+    why = property(lambda self: self.chosen.why)  # NONE: why
+    closed = property(lambda self: self.chosen.closed)  # NONE: the folder that stopped root's user
 
     @staticmethod
     def _library_folders(lab):

@@ -146,7 +146,7 @@ class ForkedBox(sandbox.Sandbox):
         self.engine = None  # the runner's
         runner.new_student()
         self.chosen = isolation.OWN_USER  # the runner's children become its user
-        self.mode, self.why, self.closed, self.loads, self.libraries = self.chosen.mode, None, None, [], []
+        self.loads, self.libraries = [], []
         self.work = tempfile.mkdtemp(prefix="lab04-sandbox-")
         os.chmod(self.work, 0o711)
         os.makedirs(os.path.join(self.work, "bin"))
